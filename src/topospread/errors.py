@@ -1,0 +1,187 @@
+"""The exceptions topospread raises, in one tree.
+
+Scheduling outcomes are never exceptions: a node that does not fit is a
+:class:`topospread.framework.Status`. Exceptions are for input, configuration and
+programming errors only::
+
+    TopospreadError
+     ├── InputError              bad input from the user; the CLI exits with status 2
+     │    ├── DecodeError        unreadable file, malformed YAML/JSON, a field of the wrong type
+     │    ├── ValidationError    an object the API server would reject
+     │    └── ConfigError        an invalid KubeSchedulerConfiguration or plugin args
+     └── UnsupportedError        valid Kubernetes input that topospread does not model (yet)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = [
+    "ConfigError",
+    "DecodeError",
+    "ErrorType",
+    "FieldError",
+    "InputError",
+    "TopospreadError",
+    "UnsupportedError",
+    "ValidationError",
+    "go_quote",
+]
+
+
+class ErrorType(Enum):
+    """The kinds of field error, worded as k8s.io/apimachinery's field.ErrorType prints them."""
+
+    NOT_FOUND = "Not found"
+    REQUIRED = "Required value"
+    DUPLICATE = "Duplicate value"
+    INVALID = "Invalid value"
+    NOT_SUPPORTED = "Unsupported value"
+    FORBIDDEN = "Forbidden"
+    TOO_LONG = "Too long"
+    TOO_MANY = "Too many"
+    INTERNAL = "Internal error"
+    TYPE_INVALID = "Invalid value"
+
+
+_VALUE_LESS = {
+    ErrorType.REQUIRED,
+    ErrorType.FORBIDDEN,
+    ErrorType.TOO_LONG,
+    ErrorType.INTERNAL,
+}
+
+_OMIT = object()
+
+
+def go_quote(text: str) -> str:
+    """Quote a string the way Go's ``%q`` and ``strconv.Quote`` do for printable text."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _render_value(value: object) -> str:
+    # field.Error.ErrorBody: simple scalars with %v, strings with %q, the rest as JSON.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if value is None:
+        return "null"
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One problem with one field, like k8s.io/apimachinery's ``field.Error``."""
+
+    type: ErrorType
+    """What kind of problem this is."""
+    field: str
+    """The field path, e.g. ``spec.topologySpreadConstraints[0].maxSkew``."""
+    value: object = _OMIT
+    """The offending value, printed for value-bearing error types."""
+    detail: str = ""
+    """A human explanation, e.g. ``must be greater than zero``."""
+
+    def body(self) -> str:
+        """The message without the field path, as ``field.Error.ErrorBody`` renders it."""
+        if self.type in _VALUE_LESS or self.value is _OMIT:
+            text = self.type.value
+        else:
+            text = f"{self.type.value}: {_render_value(self.value)}"
+        if self.detail:
+            text += f": {self.detail}"
+        return text
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}" if self.field else self.body()
+
+    @classmethod
+    def invalid(cls, field: str, value: object, detail: str) -> FieldError:
+        """An ``Invalid value`` error."""
+        return cls(ErrorType.INVALID, field, value, detail)
+
+    @classmethod
+    def required(cls, field: str, detail: str = "") -> FieldError:
+        """A ``Required value`` error."""
+        return cls(ErrorType.REQUIRED, field, detail=detail)
+
+    @classmethod
+    def forbidden(cls, field: str, detail: str) -> FieldError:
+        """A ``Forbidden`` error."""
+        return cls(ErrorType.FORBIDDEN, field, detail=detail)
+
+    @classmethod
+    def duplicate(cls, field: str, value: object) -> FieldError:
+        """A ``Duplicate value`` error."""
+        return cls(ErrorType.DUPLICATE, field, value)
+
+    @classmethod
+    def not_supported(cls, field: str, value: object, supported: Sequence[str]) -> FieldError:
+        """An ``Unsupported value`` error listing the supported values."""
+        detail = ""
+        if supported:
+            detail = "supported values: " + ", ".join(go_quote(v) for v in supported)
+        return cls(ErrorType.NOT_SUPPORTED, field, value, detail)
+
+
+class TopospreadError(Exception):
+    """Base class of every exception topospread raises on purpose."""
+
+
+class InputError(TopospreadError):
+    """Input the user supplied is unusable; the CLI reports it and exits with status 2.
+
+    ``source`` names the file (or other origin) and ``errors`` holds every field-level
+    problem found, so that one report lists them all.
+    """
+
+    kind = "invalid input"
+
+    def __init__(
+        self,
+        source: str,
+        errors: Iterable[FieldError | str] = (),
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.source = source
+        self.errors: tuple[FieldError | str, ...] = tuple(errors)
+        if message is None:
+            message = "; ".join(str(e) for e in self.errors) or self.kind
+        self.message = message
+        super().__init__(f"{source}: {message}" if source else message)
+
+    def lines(self) -> list[str]:
+        """One line per problem, each prefixed by the source."""
+        prefix = f"{self.source}: " if self.source else ""
+        if not self.errors:
+            return [prefix + self.message]
+        return [prefix + str(e) for e in self.errors]
+
+
+class DecodeError(InputError):
+    """A file could not be read or parsed, or a field has the wrong type."""
+
+    kind = "cannot decode"
+
+
+class ValidationError(InputError):
+    """An object fails the API server's validation rules."""
+
+    kind = "invalid object"
+
+
+class ConfigError(InputError):
+    """A KubeSchedulerConfiguration or plugin args object is invalid."""
+
+    kind = "invalid configuration"
+
+
+class UnsupportedError(TopospreadError):
+    """Valid Kubernetes input that topospread does not model; the message says what and why."""

@@ -1,0 +1,547 @@
+"""Decoding parsed YAML/JSON documents into :mod:`topospread.model.objects`.
+
+Pure: takes already-parsed Python values (dicts, lists, scalars), never reads files.
+Unknown fields are ignored (``kubectl get -o yaml`` output carries many), but a field
+that is present with the wrong type is an error naming its path. All problems of a
+document are collected and raised together as one :class:`~topospread.errors.DecodeError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from topospread.errors import DecodeError, FieldError
+from topospread.model.objects import (
+    Affinity,
+    Container,
+    ContainerPort,
+    KubeObject,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodAffinityTerm,
+    PreferredSchedulingTerm,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+from topospread.model.quantity import Quantity, QuantityError, parse_quantity
+
+__all__ = ["SUPPORTED_KINDS", "Decoded", "decode_documents", "decode_object"]
+
+T = TypeVar("T")
+
+SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
+    ("v1", "Node"): "Node",
+    ("v1", "Pod"): "Pod",
+    ("v1", "Service"): "Service",
+    ("v1", "ReplicationController"): "ReplicationController",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+}
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+class _Reader:
+    """Typed access to a JSON-like tree that records errors instead of raising."""
+
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+
+    def _type_error(self, path: str, value: object, expected: str) -> None:
+        got = _json_type(value)
+        self.errors.append(FieldError.invalid(path, value if got != "object" else got,
+                                              f"expected {expected}, got {got}"))
+
+    def obj(self, data: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self._type_error(_join(path, key), value, "object")
+            return None
+        return value
+
+    def string(self, data: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
+        value = data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            self._type_error(_join(path, key), value, "string")
+            return default
+        return value
+
+    def opt_string(self, data: Mapping[str, Any], key: str, path: str) -> str | None:
+        if data.get(key) is None:
+            return None
+        return self.string(data, key, path)
+
+    def integer(self, data: Mapping[str, Any], key: str, path: str, *, bits: int = 32) -> int | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self._type_error(_join(path, key), value, f"int{bits}")
+            return None
+        if isinstance(value, float):
+            if not value.is_integer():
+                self._type_error(_join(path, key), value, f"int{bits}")
+                return None
+            value = int(value)
+        if bits == 32 and not _INT32_MIN <= value <= _INT32_MAX:
+            self.errors.append(FieldError.invalid(_join(path, key), value, "out of range for int32"))
+            return None
+        return value
+
+    def boolean(self, data: Mapping[str, Any], key: str, path: str) -> bool | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            self._type_error(_join(path, key), value, "boolean")
+            return None
+        return value
+
+    def string_map(self, data: Mapping[str, Any], key: str, path: str) -> dict[str, str] | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        where = _join(path, key)
+        if not isinstance(value, dict):
+            self._type_error(where, value, "map of strings")
+            return None
+        result: dict[str, str] = {}
+        for k, v in value.items():
+            if not isinstance(v, str):
+                self._type_error(f"{where}[{k}]", v, "string")
+                continue
+            result[str(k)] = v
+        return result
+
+    def strings(self, data: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+        result: list[str] = []
+        for item, where in self.items(data, key, path):
+            if isinstance(item, str):
+                result.append(item)
+            else:
+                self._type_error(where, item, "string")
+        return tuple(result)
+
+    def items(self, data: Mapping[str, Any], key: str, path: str) -> Iterator[tuple[Any, str]]:
+        value = data.get(key)
+        if value is None:
+            return
+        where = _join(path, key)
+        if not isinstance(value, list):
+            self._type_error(where, value, "array")
+            return
+        for index, item in enumerate(value):
+            yield item, f"{where}[{index}]"
+
+    def objects(
+        self,
+        data: Mapping[str, Any],
+        key: str,
+        path: str,
+        build: Callable[[Mapping[str, Any], str], T],
+    ) -> tuple[T, ...]:
+        result: list[T] = []
+        for item, where in self.items(data, key, path):
+            if not isinstance(item, dict):
+                self._type_error(where, item, "object")
+                continue
+            result.append(build(item, where))
+        return tuple(result)
+
+    def resources(self, data: Mapping[str, Any], key: str, path: str) -> dict[str, Quantity]:
+        value = data.get(key)
+        if value is None:
+            return {}
+        where = _join(path, key)
+        if not isinstance(value, dict):
+            self._type_error(where, value, "map of quantities")
+            return {}
+        result: dict[str, Quantity] = {}
+        for name, raw in value.items():
+            if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+                self._type_error(f"{where}[{name}]", raw, "quantity")
+                continue
+            try:
+                result[str(name)] = parse_quantity(str(raw) if not isinstance(raw, float)
+                                                   else repr(raw))
+            except QuantityError as exc:
+                self.errors.append(FieldError.invalid(f"{where}[{name}]", str(raw), str(exc)))
+        return result
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _meta(r: _Reader, doc: Mapping[str, Any], *, namespaced: bool) -> ObjectMeta:
+    meta = r.obj(doc, "metadata", "") or {}
+    owners = r.objects(
+        meta,
+        "ownerReferences",
+        "metadata",
+        lambda o, p: OwnerReference(
+            api_version=r.string(o, "apiVersion", p),
+            kind=r.string(o, "kind", p),
+            name=r.string(o, "name", p),
+            uid=r.string(o, "uid", p),
+            controller=r.boolean(o, "controller", p),
+        ),
+    )
+    namespace = r.string(meta, "namespace", "metadata")
+    if namespaced and not namespace:
+        namespace = "default"
+    return ObjectMeta(
+        name=r.string(meta, "name", "metadata") or r.string(meta, "generateName", "metadata"),
+        namespace=namespace if namespaced else "",
+        uid=r.string(meta, "uid", "metadata"),
+        labels=r.string_map(meta, "labels", "metadata") or {},
+        annotations=r.string_map(meta, "annotations", "metadata") or {},
+        deletion_timestamp=r.opt_string(meta, "deletionTimestamp", "metadata"),
+        owner_references=owners,
+    )
+
+
+def _label_selector(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> LabelSelector | None:
+    raw = r.obj(data, key, path)
+    if raw is None:
+        return None
+    where = _join(path, key)
+    return LabelSelector(
+        match_labels=r.string_map(raw, "matchLabels", where) or {},
+        match_expressions=r.objects(
+            raw,
+            "matchExpressions",
+            where,
+            lambda e, p: LabelSelectorRequirement(
+                key=r.string(e, "key", p),
+                operator=r.string(e, "operator", p),
+                values=r.strings(e, "values", p),
+            ),
+        ),
+    )
+
+
+def _node_selector_requirement(r: _Reader, e: Mapping[str, Any], p: str) -> NodeSelectorRequirement:
+    return NodeSelectorRequirement(
+        key=r.string(e, "key", p), operator=r.string(e, "operator", p), values=r.strings(e, "values", p)
+    )
+
+
+def _node_selector_term(r: _Reader, t: Mapping[str, Any], p: str) -> NodeSelectorTerm:
+    return NodeSelectorTerm(
+        match_expressions=r.objects(t, "matchExpressions", p,
+                                    lambda e, q: _node_selector_requirement(r, e, q)),
+        match_fields=r.objects(t, "matchFields", p, lambda e, q: _node_selector_requirement(r, e, q)),
+    )
+
+
+def _pod_affinity_term(r: _Reader, t: Mapping[str, Any], p: str) -> PodAffinityTerm:
+    return PodAffinityTerm(
+        topology_key=r.string(t, "topologyKey", p),
+        label_selector=_label_selector(r, t, "labelSelector", p),
+        namespaces=r.strings(t, "namespaces", p),
+        namespace_selector=_label_selector(r, t, "namespaceSelector", p),
+        match_label_keys=r.strings(t, "matchLabelKeys", p),
+        mismatch_label_keys=r.strings(t, "mismatchLabelKeys", p),
+    )
+
+
+def _weighted_term(r: _Reader, t: Mapping[str, Any], p: str) -> WeightedPodAffinityTerm:
+    term = r.obj(t, "podAffinityTerm", p) or {}
+    return WeightedPodAffinityTerm(
+        weight=r.integer(t, "weight", p) or 0,
+        term=_pod_affinity_term(r, term, _join(p, "podAffinityTerm")),
+    )
+
+
+def _affinity(r: _Reader, spec: Mapping[str, Any], path: str) -> Affinity | None:
+    raw = r.obj(spec, "affinity", path)
+    if raw is None:
+        return None
+    where = _join(path, "affinity")
+    node_affinity = None
+    na = r.obj(raw, "nodeAffinity", where)
+    if na is not None:
+        na_path = _join(where, "nodeAffinity")
+        required = None
+        req = r.obj(na, "requiredDuringSchedulingIgnoredDuringExecution", na_path)
+        if req is not None:
+            req_path = _join(na_path, "requiredDuringSchedulingIgnoredDuringExecution")
+            required = NodeSelector(
+                r.objects(req, "nodeSelectorTerms", req_path, lambda t, p: _node_selector_term(r, t, p))
+            )
+        preferred = r.objects(
+            na,
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            na_path,
+            lambda t, p: PreferredSchedulingTerm(
+                weight=r.integer(t, "weight", p) or 0,
+                preference=_node_selector_term(r, r.obj(t, "preference", p) or {},
+                                               _join(p, "preference")),
+            ),
+        )
+        node_affinity = NodeAffinity(required=required, preferred=preferred)
+    pa = r.obj(raw, "podAffinity", where) or {}
+    paa = r.obj(raw, "podAntiAffinity", where) or {}
+    pa_path, paa_path = _join(where, "podAffinity"), _join(where, "podAntiAffinity")
+    required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    return Affinity(
+        node_affinity=node_affinity,
+        pod_affinity_required=r.objects(pa, required_key, pa_path,
+                                        lambda t, p: _pod_affinity_term(r, t, p)),
+        pod_affinity_preferred=r.objects(pa, preferred_key, pa_path,
+                                         lambda t, p: _weighted_term(r, t, p)),
+        pod_anti_affinity_required=r.objects(paa, required_key, paa_path,
+                                             lambda t, p: _pod_affinity_term(r, t, p)),
+        pod_anti_affinity_preferred=r.objects(paa, preferred_key, paa_path,
+                                              lambda t, p: _weighted_term(r, t, p)),
+    )
+
+
+def _constraint(r: _Reader, c: Mapping[str, Any], p: str) -> TopologySpreadConstraint:
+    return TopologySpreadConstraint(
+        max_skew=r.integer(c, "maxSkew", p) or 0,
+        topology_key=r.string(c, "topologyKey", p),
+        when_unsatisfiable=r.string(c, "whenUnsatisfiable", p),
+        label_selector=_label_selector(r, c, "labelSelector", p),
+        min_domains=r.integer(c, "minDomains", p),
+        node_affinity_policy=r.opt_string(c, "nodeAffinityPolicy", p),
+        node_taints_policy=r.opt_string(c, "nodeTaintsPolicy", p),
+        match_label_keys=r.strings(c, "matchLabelKeys", p),
+    )
+
+
+def _container(r: _Reader, c: Mapping[str, Any], p: str) -> Container:
+    resources = r.obj(c, "resources", p) or {}
+    res_path = _join(p, "resources")
+    return Container(
+        name=r.string(c, "name", p),
+        image=r.string(c, "image", p),
+        requests=r.resources(resources, "requests", res_path),
+        limits=r.resources(resources, "limits", res_path),
+        ports=r.objects(
+            c,
+            "ports",
+            p,
+            lambda o, q: ContainerPort(
+                container_port=r.integer(o, "containerPort", q) or 0,
+                host_port=r.integer(o, "hostPort", q) or 0,
+                protocol=r.string(o, "protocol", q, "TCP"),
+                host_ip=r.string(o, "hostIP", q),
+            ),
+        ),
+        restart_policy=r.opt_string(c, "restartPolicy", p),
+    )
+
+
+def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
+    meta = _meta(r, doc, namespaced=True)
+    spec = r.obj(doc, "spec", "") or {}
+    status = r.obj(doc, "status", "") or {}
+    pod_resources = r.obj(spec, "resources", "spec")
+    claims: list[str] = []
+    for volume, where in r.items(spec, "volumes", "spec"):
+        if not isinstance(volume, dict):
+            r._type_error(where, volume, "object")
+            continue
+        if "persistentVolumeClaim" in volume or "ephemeral" in volume:
+            claims.append(r.string(volume, "name", where))
+    return Pod(
+        metadata=meta,
+        node_name=r.string(spec, "nodeName", "spec"),
+        scheduler_name=r.string(spec, "schedulerName", "spec") or "default-scheduler",
+        node_selector=r.string_map(spec, "nodeSelector", "spec") or {},
+        affinity=_affinity(r, spec, "spec"),
+        tolerations=r.objects(
+            spec,
+            "tolerations",
+            "spec",
+            lambda t, p: Toleration(
+                key=r.string(t, "key", p),
+                operator=r.string(t, "operator", p),
+                value=r.string(t, "value", p),
+                effect=r.string(t, "effect", p),
+                toleration_seconds=r.integer(t, "tolerationSeconds", p, bits=64),
+            ),
+        ),
+        topology_spread_constraints=r.objects(
+            spec, "topologySpreadConstraints", "spec", lambda c, p: _constraint(r, c, p)
+        ),
+        containers=r.objects(spec, "containers", "spec", lambda c, p: _container(r, c, p)),
+        init_containers=r.objects(spec, "initContainers", "spec", lambda c, p: _container(r, c, p)),
+        overhead=r.resources(spec, "overhead", "spec"),
+        pod_resources_requests=(
+            r.resources(pod_resources, "requests", "spec.resources")
+            if pod_resources is not None and pod_resources.get("requests") is not None
+            else None
+        ),
+        priority=r.integer(spec, "priority", "spec"),
+        priority_class_name=r.string(spec, "priorityClassName", "spec"),
+        scheduling_gates=tuple(
+            r.string(g, "name", p) if isinstance(g, dict) else ""
+            for g, p in r.items(spec, "schedulingGates", "spec")
+        ),
+        volume_claims=tuple(claims),
+        nominated_node_name=r.string(status, "nominatedNodeName", "status"),
+        phase=r.string(status, "phase", "status"),
+        resource_claims=tuple(
+            r.string(c, "name", p) if isinstance(c, dict) else ""
+            for c, p in r.items(spec, "resourceClaims", "spec")
+        ),
+    )
+
+
+def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
+    spec = r.obj(doc, "spec", "") or {}
+    status = r.obj(doc, "status", "") or {}
+    images: list[tuple[tuple[str, ...], int]] = []
+    for image, where in r.items(status, "images", "status"):
+        if isinstance(image, dict):
+            images.append((r.strings(image, "names", where),
+                           r.integer(image, "sizeBytes", where, bits=64) or 0))
+    allocatable = r.resources(status, "allocatable", "status")
+    if not allocatable:
+        # Nodes created by hand in examples often carry only capacity; the kubelet
+        # reports allocatable, and without it a node would fit nothing.
+        allocatable = r.resources(status, "capacity", "status")
+    return Node(
+        metadata=_meta(r, doc, namespaced=False),
+        unschedulable=bool(r.boolean(spec, "unschedulable", "spec")),
+        taints=r.objects(
+            spec,
+            "taints",
+            "spec",
+            lambda t, p: Taint(key=r.string(t, "key", p), effect=r.string(t, "effect", p),
+                               value=r.string(t, "value", p)),
+        ),
+        allocatable=allocatable,
+        images=tuple(images),
+    )
+
+
+def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None:
+    """Decode one object, or return ``None`` for a kind topospread does not read.
+
+    Raises :class:`DecodeError` naming ``source`` and every bad field.
+    """
+    api_version, kind = doc.get("apiVersion"), doc.get("kind")
+    missing = [FieldError.required(name) for name, value in (("apiVersion", api_version),
+                                                               ("kind", kind)) if not value]
+    if missing:
+        raise DecodeError(source, missing)
+    if (api_version, kind) not in SUPPORTED_KINDS:
+        return None
+    r = _Reader()
+    obj: KubeObject
+    if kind == "Pod":
+        obj = _pod(r, doc)
+    elif kind == "Node":
+        obj = _node(r, doc)
+    else:
+        meta = _meta(r, doc, namespaced=True)
+        spec = r.obj(doc, "spec", "") or {}
+        if kind == "Service":
+            obj = Service(meta, r.string_map(spec, "selector", "spec"))
+        elif kind == "ReplicationController":
+            obj = ReplicationController(meta, r.string_map(spec, "selector", "spec"))
+        elif kind == "ReplicaSet":
+            obj = ReplicaSet(meta, _label_selector(r, spec, "selector", "spec"))
+        else:
+            obj = StatefulSet(meta, _label_selector(r, spec, "selector", "spec"))
+    if r.errors:
+        raise DecodeError(_describe(source, doc), r.errors)
+    return obj
+
+
+def _describe(source: str, doc: Mapping[str, Any]) -> str:
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    where = f"{doc.get('kind')} {name}" if isinstance(name, str) and name else str(doc.get("kind"))
+    return f"{source}: {where}" if source else where
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """The objects of one or more documents, and the kinds that were skipped."""
+
+    objects: tuple[KubeObject, ...]
+    skipped: tuple[str, ...]
+    """``Kind name`` of each object topospread does not read, for a note to the user."""
+
+
+def decode_documents(documents: list[Any], source: str = "") -> Decoded:
+    """Decode parsed documents, expanding ``List`` and ``*List`` kinds; empty documents are skipped."""
+    objects: list[KubeObject] = []
+    skipped: list[str] = []
+    errors: list[FieldError | str] = []
+
+    def visit(doc: Any, where: str) -> None:
+        if doc is None:
+            return
+        if not isinstance(doc, dict):
+            errors.append(f"{where}: expected a Kubernetes object, got {_json_type(doc)}")
+            return
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+            items = doc.get("items")
+            if items is None:
+                return
+            if not isinstance(items, list):
+                errors.append(f"{where}: items: expected array, got {_json_type(items)}")
+                return
+            for index, item in enumerate(items):
+                visit(item, f"{where} items[{index}]")
+            return
+        try:
+            obj = decode_object(doc, "")
+        except DecodeError as exc:
+            label = f"{where} ({_describe('', doc)})" if where else _describe("", doc)
+            errors.extend(f"{label}: {e}" for e in exc.errors)
+            return
+        if obj is None:
+            meta = doc.get("metadata")
+            name = meta.get("name", "") if isinstance(meta, dict) else ""
+            skipped.append(f"{doc.get('apiVersion')}/{kind} {name}".rstrip())
+        else:
+            objects.append(obj)
+
+    for index, document in enumerate(documents):
+        visit(document, f"document {index + 1}" if len(documents) > 1 else "")
+    if errors:
+        raise DecodeError(source, errors)
+    return Decoded(tuple(objects), tuple(skipped))

@@ -1,0 +1,383 @@
+"""The Kubernetes objects the scheduler reads, as frozen, typed values.
+
+Only the fields that scheduling decisions depend on are modelled; everything else in
+an input file is ignored. Field names follow the Go API types in snake case, and each
+wire-level default (``namespace: default``, nil vs empty selectors) is kept exactly as
+the API server would store it, because nil and empty mean different things here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Final
+
+from topospread.model.quantity import Quantity
+
+__all__ = [
+    "LABEL_HOSTNAME",
+    "LABEL_TOPOLOGY_REGION",
+    "LABEL_TOPOLOGY_ZONE",
+    "Affinity",
+    "Container",
+    "ContainerPort",
+    "KubeObject",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "Node",
+    "NodeAffinity",
+    "NodeInclusionPolicy",
+    "NodeSelector",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "ObjectMeta",
+    "OwnerReference",
+    "Pod",
+    "PodAffinityTerm",
+    "PreferredSchedulingTerm",
+    "ReplicaSet",
+    "ReplicationController",
+    "Service",
+    "StatefulSet",
+    "Taint",
+    "TaintEffect",
+    "Toleration",
+    "TolerationOperator",
+    "TopologySpreadConstraint",
+    "UnsatisfiableConstraintAction",
+    "WeightedPodAffinityTerm",
+]
+
+LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
+LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
+LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
+
+ResourceList = Mapping[str, Quantity]
+
+
+class UnsatisfiableConstraintAction(str, Enum):
+    """``whenUnsatisfiable``: what to do with a pod that cannot satisfy a constraint."""
+
+    DO_NOT_SCHEDULE = "DoNotSchedule"
+    SCHEDULE_ANYWAY = "ScheduleAnyway"
+
+
+class NodeInclusionPolicy(str, Enum):
+    """``nodeAffinityPolicy`` / ``nodeTaintsPolicy`` values."""
+
+    HONOR = "Honor"
+    IGNORE = "Ignore"
+
+
+class TaintEffect(str, Enum):
+    """Taint effects."""
+
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+class TolerationOperator(str, Enum):
+    """Toleration operators; ``Gt``/``Lt`` exist only behind an alpha gate upstream."""
+
+    EXISTS = "Exists"
+    EQUAL = "Equal"
+    GT = "Gt"
+    LT = "Lt"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """A ``metadata.ownerReferences`` entry."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str = ""
+    controller: bool | None = None
+    """Only an owner with ``controller: true`` counts as the pod's controller."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectMeta:
+    """The metadata fields scheduling reads."""
+
+    name: str
+    namespace: str = ""
+    """Empty for cluster-scoped objects; namespaced objects default to ``default`` at decode."""
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    deletion_timestamp: str | None = None
+    """Set on terminating objects; terminating pods are never counted (kubernetes#87621)."""
+    owner_references: tuple[OwnerReference, ...] = ()
+
+    def controller(self) -> OwnerReference | None:
+        """The owner with ``controller: true`` (``metav1.GetControllerOf``), if any."""
+        for ref in self.owner_references:
+            if ref.controller:
+                return ref
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelectorRequirement:
+    """A ``matchExpressions`` entry of a LabelSelector."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """The wire form of ``metav1.LabelSelector``; a missing selector is ``None`` where it is used."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    """One ``spec.topologySpreadConstraints`` entry, as written (defaults are applied by the plugin)."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    """Kept as a string so that invalid values reach validation and are reported there."""
+    label_selector: LabelSelector | None = None
+    """``None`` selects no pods; an empty selector selects all pods of the namespace."""
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorRequirement:
+    """A node selector expression (label or field)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """An OR-ed term of a NodeSelector: AND of its expressions and fields."""
+
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+    match_fields: tuple[NodeSelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelector:
+    """``requiredDuringSchedulingIgnoredDuringExecution``: the OR of its terms."""
+
+    node_selector_terms: tuple[NodeSelectorTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredSchedulingTerm:
+    """A weighted preferred node affinity term."""
+
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    """Node affinity of a pod."""
+
+    required: NodeSelector | None = None
+    preferred: tuple[PreferredSchedulingTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """An inter-pod (anti-)affinity term."""
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    """A preferred inter-pod (anti-)affinity term."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class Affinity:
+    """``spec.affinity``. Pod affinity terms are modelled for detection and validation."""
+
+    node_affinity: NodeAffinity | None = None
+    pod_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    pod_anti_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+    @property
+    def has_pod_affinity(self) -> bool:
+        """Whether any inter-pod affinity or anti-affinity term is set."""
+        return bool(
+            self.pod_affinity_required
+            or self.pod_affinity_preferred
+            or self.pod_anti_affinity_required
+            or self.pod_anti_affinity_preferred
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """A node taint."""
+
+    key: str
+    effect: str
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """A pod toleration; an empty operator means ``Equal``."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    """A container port; only ``hostPort`` matters to scheduling."""
+
+    container_port: int
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """A (regular, init or sidecar) container's scheduling-relevant fields."""
+
+    name: str = ""
+    image: str = ""
+    requests: ResourceList = field(default_factory=dict)
+    limits: ResourceList = field(default_factory=dict)
+    ports: tuple[ContainerPort, ...] = ()
+    restart_policy: str | None = None
+    """``Always`` on an init container makes it a sidecar (restartable init container)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """A pod: an existing one (``node_name`` set) or the incoming one."""
+
+    metadata: ObjectMeta
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: ResourceList = field(default_factory=dict)
+    pod_resources_requests: ResourceList | None = None
+    """Pod-level ``spec.resources.requests`` (PodLevelResources)."""
+    priority: int | None = None
+    priority_class_name: str = ""
+    scheduling_gates: tuple[str, ...] = ()
+    volume_claims: tuple[str, ...] = ()
+    """Names of PersistentVolumeClaims (and ephemeral volumes) the pod mounts."""
+    nominated_node_name: str = ""
+    phase: str = ""
+    resource_claims: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The pod's name."""
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        """The pod's namespace."""
+        return self.metadata.namespace
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The pod's labels."""
+        return self.metadata.labels
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A node."""
+
+    metadata: ObjectMeta
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    allocatable: ResourceList = field(default_factory=dict)
+    images: tuple[tuple[tuple[str, ...], int], ...] = ()
+    """(names, sizeBytes) of images present on the node."""
+
+    @property
+    def name(self) -> str:
+        """The node's name."""
+        return self.metadata.name
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The node's labels."""
+        return self.metadata.labels
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A Service; only its selector matters (default spreading)."""
+
+    metadata: ObjectMeta
+    selector: Mapping[str, str] | None = None
+    """``None`` selects nothing (not everything)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationController:
+    """A ReplicationController; its map selector feeds default spreading."""
+
+    metadata: ObjectMeta
+    selector: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaSet:
+    """An apps/v1 ReplicaSet."""
+
+    metadata: ObjectMeta
+    selector: LabelSelector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatefulSet:
+    """An apps/v1 StatefulSet."""
+
+    metadata: ObjectMeta
+    selector: LabelSelector | None = None
+
+
+KubeObject = Node | Pod | Service | ReplicationController | ReplicaSet | StatefulSet
+"""Every kind topospread reads."""

@@ -1,0 +1,23 @@
+"""Plugin names, as upstream's ``pkg/scheduler/framework/plugins/names``."""
+
+from typing import Final
+
+PRIORITY_SORT: Final = "PrioritySort"
+DEFAULT_BINDER: Final = "DefaultBinder"
+DEFAULT_PREEMPTION: Final = "DefaultPreemption"
+DYNAMIC_RESOURCES: Final = "DynamicResources"
+IMAGE_LOCALITY: Final = "ImageLocality"
+INTER_POD_AFFINITY: Final = "InterPodAffinity"
+NODE_AFFINITY: Final = "NodeAffinity"
+NODE_NAME: Final = "NodeName"
+NODE_PORTS: Final = "NodePorts"
+NODE_RESOURCES_BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
+NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
+NODE_UNSCHEDULABLE: Final = "NodeUnschedulable"
+NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
+POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
+SCHEDULING_GATES: Final = "SchedulingGates"
+TAINT_TOLERATION: Final = "TaintToleration"
+VOLUME_BINDING: Final = "VolumeBinding"
+VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
+VOLUME_ZONE: Final = "VolumeZone"

@@ -1,0 +1,257 @@
+"""PreFilter, Filter and AddPod/RemovePod of PodTopologySpread (hard constraints).
+
+The Filter rule, per DoNotSchedule constraint in order::
+
+    skew = matchNum(node's domain) + selfMatch - globalMin      must be <= maxSkew
+
+where ``globalMin`` is the smallest count over eligible domains, or 0 when there are
+fewer eligible domains than ``minDomains``. A node without the topology key is
+UnschedulableAndUnresolvable; a skew violation is Unschedulable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.node_info import NodeInfo
+from topospread.framework.status import Code, Status
+from topospread.model.nodeaffinity import required_node_affinity
+from topospread.model.objects import Node, Pod
+from topospread.plugins.podtopologyspread.common import (
+    Constraint,
+    count_pods_match_selector,
+    node_labels_match_spread_constraints,
+)
+
+__all__ = [
+    "MAX_INT32",
+    "PRE_FILTER_STATE_KEY",
+    "CriticalPaths",
+    "PreFilterState",
+    "SkewCheck",
+    "check_constraint",
+    "compute_pre_filter_state",
+    "filter_node",
+    "get_pre_filter_state",
+    "update_with_pod",
+]
+
+PRE_FILTER_STATE_KEY = "PreFilterPodTopologySpread"
+MAX_INT32 = 2**31 - 1
+
+
+class CriticalPaths:
+    """The two domains with the fewest matching pods of one constraint.
+
+    Slot 0 always holds the minimum; slot 1 is only an upper bound on the second
+    minimum after incremental updates. CAVEAT: two slots suffice because preemption
+    only removes pods from one node and evaluates each node on its own copy of the
+    state; updates spread over several domains of one copy could leave the minimum
+    stale. The empty value "" doubles as the free-slot marker, which stays sound even
+    for a real "" domain.
+    """
+
+    __slots__ = ("num0", "num1", "value0", "value1")
+
+    def __init__(self, value0: str = "", num0: int = MAX_INT32,
+                 value1: str = "", num1: int = MAX_INT32) -> None:
+        self.value0, self.num0 = value0, num0
+        self.value1, self.num1 = value1, num1
+
+    @property
+    def min_match_num(self) -> int:
+        """The smallest count over the domains seen."""
+        return self.num0
+
+    def update(self, value: str, num: int) -> None:
+        """Record that domain ``value`` now has ``num`` matching pods (``criticalPaths.update``)."""
+        if value == self.value0 or value == self.value1:
+            if value == self.value0:
+                self.num0 = num
+            else:
+                self.num1 = num
+            if self.num0 > self.num1:
+                self.value0, self.num0, self.value1, self.num1 = (
+                    self.value1, self.num1, self.value0, self.num0)
+        elif num < self.num0:
+            self.value1, self.num1 = self.value0, self.num0
+            self.value0, self.num0 = value, num
+        elif num < self.num1:
+            self.value1, self.num1 = value, num
+
+    def copy(self) -> CriticalPaths:
+        """An independent copy."""
+        return CriticalPaths(self.value0, self.num0, self.value1, self.num1)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CriticalPaths):
+            return NotImplemented
+        return (self.value0, self.num0, self.value1, self.num1) == (
+            other.value0, other.num0, other.value1, other.num1)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CriticalPaths(({self.value0!r}, {self.num0}), ({self.value1!r}, {self.num1}))"
+
+
+@dataclass(slots=True)
+class PreFilterState:
+    """Counts of matching pods per eligible domain, per hard constraint.
+
+    Written by PreFilter when the pod has at least one hard constraint (PreFilter returns
+    Skip otherwise and writes nothing). ``constraints`` is shared between clones;
+    ``tp_value_to_match_num`` and ``critical_paths`` are copied, since AddPod/RemovePod
+    change them.
+    """
+
+    constraints: tuple[Constraint, ...]
+    """Hard constraints, in the pod's order."""
+    tp_value_to_match_num: list[dict[str, int]]
+    """Per constraint: domain value -> matching pods; every eligible domain has an entry."""
+    critical_paths: list[CriticalPaths]
+    """Per constraint: the two least-loaded domains."""
+
+    def min_match_num(self, index: int) -> int:
+        """The global minimum for constraint ``index``, with minDomains applied."""
+        constraint = self.constraints[index]
+        # Fewer eligible domains than minDomains: the global minimum is treated as 0.
+        if len(self.tp_value_to_match_num[index]) < constraint.min_domains:
+            return 0
+        return self.critical_paths[index].min_match_num
+
+    def clone(self) -> PreFilterState:
+        """A copy that AddPod/RemovePod may change freely."""
+        return PreFilterState(
+            self.constraints,
+            [dict(m) for m in self.tp_value_to_match_num],
+            [p.copy() for p in self.critical_paths],
+        )
+
+
+def compute_pre_filter_state(
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    constraints: tuple[Constraint, ...],
+    *,
+    node_inclusion_policy: bool,
+    comparison_operators: bool,
+) -> PreFilterState:
+    """Count matching pods per domain over all nodes (``calPreFilterState``)."""
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    required = required_node_affinity(pod)
+    namespace = pod.namespace
+    for node_info in nodes:
+        node = node_info.node
+        if not node_inclusion_policy and not required.match(node):
+            continue
+        labels = node.labels
+        # A node missing any constraint's key is left out of every constraint's counts.
+        if not node_labels_match_spread_constraints(labels, constraints):
+            continue
+        for index, constraint in enumerate(constraints):
+            if node_inclusion_policy and not constraint.match_node_inclusion_policies(
+                pod, node, required, comparison_operators
+            ):
+                continue
+            value = labels[constraint.topology_key]
+            domain_counts = counts[index]
+            domain_counts[value] = domain_counts.get(value, 0) + count_pods_match_selector(
+                node_info, constraint.selector, namespace
+            )
+    paths: list[CriticalPaths] = []
+    for domain_counts in counts:
+        critical = CriticalPaths()
+        for value, num in domain_counts.items():
+            critical.update(value, num)
+        paths.append(critical)
+    return PreFilterState(constraints, counts, paths)
+
+
+def get_pre_filter_state(state: CycleState) -> PreFilterState:
+    """The state PreFilter wrote; raises StateNotFoundError if it did not run."""
+    return state.read(PRE_FILTER_STATE_KEY, PreFilterState)
+
+
+def update_with_pod(
+    s: PreFilterState,
+    updated_pod: Pod,
+    preemptor: Pod,
+    node: Node | None,
+    delta: int,
+    *,
+    node_inclusion_policy: bool,
+    comparison_operators: bool,
+) -> None:
+    """Add (+1) or remove (-1) one pod's contribution (``updateWithPod``).
+
+    No existence check, as upstream: removing a matching pod that was never counted still
+    decrements; a pod of another namespace or on a node missing a key changes nothing.
+    """
+    if node is None or updated_pod.namespace != preemptor.namespace:
+        return
+    if not node_labels_match_spread_constraints(node.labels, s.constraints):
+        return
+    required = required_node_affinity(preemptor)
+    if not node_inclusion_policy and not required.match(node):
+        return
+    for index, constraint in enumerate(s.constraints):
+        if not constraint.selector.matches(updated_pod.labels):
+            continue
+        if node_inclusion_policy and not constraint.match_node_inclusion_policies(
+            preemptor, node, required, comparison_operators
+        ):
+            continue
+        value = node.labels[constraint.topology_key]
+        domain_counts = s.tp_value_to_match_num[index]
+        domain_counts[value] = domain_counts.get(value, 0) + delta
+        s.critical_paths[index].update(value, domain_counts[value])
+
+
+@dataclass(frozen=True, slots=True)
+class SkewCheck:
+    """The arithmetic of one constraint on one node, for Filter and for explanations."""
+
+    constraint_index: int
+    topology_value: str | None
+    """The node's domain, or None when the node lacks the topology key."""
+    match_num: int
+    self_match: int
+    min_match_num: int
+    domains: int
+    """Number of eligible domains of this constraint."""
+
+    @property
+    def skew(self) -> int:
+        """matchNum + selfMatch - globalMin."""
+        return self.match_num + self.self_match - self.min_match_num
+
+
+def check_constraint(s: PreFilterState, index: int, pod: Pod, node: Node) -> SkewCheck:
+    """Evaluate constraint ``index`` of ``s`` for placing ``pod`` on ``node``."""
+    constraint = s.constraints[index]
+    value = node.labels.get(constraint.topology_key)
+    if value is None:
+        return SkewCheck(index, None, 0, 0, 0, len(s.tp_value_to_match_num[index]))
+    return SkewCheck(
+        constraint_index=index,
+        topology_value=value,
+        # A domain with no entry (e.g. the node itself was excluded by a policy) counts 0.
+        match_num=s.tp_value_to_match_num[index].get(value, 0),
+        self_match=1 if constraint.selector.matches(pod.labels) else 0,
+        min_match_num=s.min_match_num(index),
+        domains=len(s.tp_value_to_match_num[index]),
+    )
+
+
+def filter_node(s: PreFilterState, pod: Pod, node: Node,
+                missing_label_reason: str, skew_reason: str) -> Status | None:
+    """The Filter verdict: the first failing constraint, in order, decides the code."""
+    for index, constraint in enumerate(s.constraints):
+        if constraint.topology_key not in node.labels:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (missing_label_reason,))
+        if check_constraint(s, index, pod, node).skew > constraint.max_skew:
+            return Status(Code.UNSCHEDULABLE, (skew_reason,))
+    return None
