@@ -1,0 +1,924 @@
+"""API-server validation of the fields the scheduler reads, with upstream's paths and messages.
+
+This mirrors ``pkg/apis/core/validation/validation.go`` of Kubernetes v1.37.1 and
+``k8s.io/apimachinery/pkg/apis/meta/v1/validation`` for label selectors, restricted to
+what scheduling depends on: labels, ``nodeSelector``, affinity, tolerations, topology
+spread constraints, scheduling gates and ``nodeName`` of pods; labels and taints of
+nodes; and the selectors of the workload objects that feed default spreading. Fields
+the scheduler never reads (container names and images, volumes, ...) are not checked,
+so a pod that passes here may still be rejected by a real API server for other reasons.
+
+Every function returns the complete list of problems, in the order upstream reports
+them, as :class:`~topospread.errors.FieldError` values whose ``str()`` is the API
+server's message word for word. Upstream iterates Go maps (labels, ``matchLabels``)
+in random order; here they are visited in their insertion order.
+
+Pods are validated as on *create* with the default feature gates of v1.37.1:
+
+* ``MatchLabelKeysInPodTopologySpread`` (beta, on) and
+  ``MatchLabelKeysInPodTopologySpreadSelectorMerge`` (beta since v1.34, on): the API
+  server first appends ``key In [value]`` to each constraint's ``labelSelector`` for
+  every ``matchLabelKeys`` key the pod has a label for (:func:`merge_match_label_keys`),
+  then validates the merged result with ``ValidateMatchLabelKeysAndMismatchLabelKeys``.
+* ``MatchLabelKeysInPodAffinity`` (GA, locked on): the same merge for inter-pod
+  (anti-)affinity terms, with ``NotIn`` for ``mismatchLabelKeys``.
+* ``TaintTolerationComparisonOperators`` (alpha, off): toleration operators ``Gt`` and
+  ``Lt`` are rejected as unsupported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from topospread.errors import ErrorType, FieldError
+from topospread.model.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+)
+from topospread.model.objects import (
+    Affinity,
+    KubeObject,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    PodAffinityTerm,
+    PreferredSchedulingTerm,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+
+__all__ = [
+    "merge_match_label_keys",
+    "validate_affinity",
+    "validate_label_name",
+    "validate_label_selector",
+    "validate_label_selector_requirement",
+    "validate_labels",
+    "validate_match_label_keys_and_mismatch_label_keys",
+    "validate_match_label_keys_in_topology_spread",
+    "validate_node",
+    "validate_node_affinity",
+    "validate_node_selector",
+    "validate_node_selector_requirement",
+    "validate_node_selector_term",
+    "validate_node_taints",
+    "validate_object",
+    "validate_pod",
+    "validate_pod_affinity_term",
+    "validate_preferred_scheduling_terms",
+    "validate_replica_set",
+    "validate_replication_controller",
+    "validate_service",
+    "validate_stateful_set",
+    "validate_tolerations",
+    "validate_topology_spread_constraints",
+]
+
+IS_NOT_POSITIVE_ERROR_MSG = "must be greater than zero"
+
+_SUPPORTED_SCHEDULE_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+"""``sets.List`` of the supported ``whenUnsatisfiable`` values: sorted."""
+_SUPPORTED_NODE_INCLUSION_POLICIES = ("Honor", "Ignore")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_OBJECT_NAME_FIELD = "metadata.name"
+
+
+# -- field paths, rendered as field.Path.String() renders them ---------------------------
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _index(path: str, index: int | str) -> str:
+    return f"{path}[{index}]"
+
+
+def _values_value(values: Sequence[str]) -> object:
+    # A nil []string marshals to null; decoded objects cannot tell nil from empty.
+    return list(values) if values else None
+
+
+# -- labels and selectors (apimachinery meta/v1/validation) --------------------------------
+
+
+def validate_label_name(name: str, path: str) -> list[FieldError]:
+    """``ValidateLabelName``: one ``Invalid value`` per problem with ``name`` as a label key."""
+    return [FieldError.invalid(path, name, msg) for msg in is_qualified_name(name)]
+
+
+def validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:
+    """``ValidateLabels``: keys and values of a label map, all reported at ``path`` itself."""
+    errs: list[FieldError] = []
+    for key, value in labels.items():
+        errs.extend(validate_label_name(key, path))
+        errs.extend(FieldError.invalid(path, value, msg) for msg in is_valid_label_value(value))
+    return errs
+
+
+def validate_label_selector_requirement(
+    requirement: LabelSelectorRequirement,
+    path: str,
+    *,
+    allow_invalid_label_value: bool = False,
+) -> list[FieldError]:
+    """``ValidateLabelSelectorRequirement``: operator/value-count rules, key and value syntax."""
+    errs: list[FieldError] = []
+    op = requirement.operator
+    if op in ("In", "NotIn"):
+        if not requirement.values:
+            errs.append(
+                FieldError.required(
+                    _child(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"
+                )
+            )
+    elif op in ("Exists", "DoesNotExist"):
+        if requirement.values:
+            errs.append(
+                FieldError.forbidden(
+                    _child(path, "values"),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )
+            )
+    else:
+        errs.append(
+            FieldError.invalid(_child(path, "operator"), op, "not a valid selector operator")
+        )
+    errs.extend(validate_label_name(requirement.key, _child(path, "key")))
+    if not allow_invalid_label_value:
+        values_path = _child(path, "values")
+        for i, value in enumerate(requirement.values):
+            errs.extend(
+                FieldError.invalid(_index(values_path, i), value, msg)
+                for msg in is_valid_label_value(value)
+            )
+    return errs
+
+
+def validate_label_selector(
+    selector: LabelSelector | None,
+    path: str,
+    *,
+    allow_invalid_label_value: bool = False,
+) -> list[FieldError]:
+    """``ValidateLabelSelector``: ``matchLabels``, then each ``matchExpressions`` entry."""
+    if selector is None:
+        return []
+    errs = validate_labels(selector.match_labels, _child(path, "matchLabels"))
+    expressions_path = _child(path, "matchExpressions")
+    for i, requirement in enumerate(selector.match_expressions):
+        errs.extend(
+            validate_label_selector_requirement(
+                requirement,
+                _index(expressions_path, i),
+                allow_invalid_label_value=allow_invalid_label_value,
+            )
+        )
+    return errs
+
+
+# -- node selectors and node affinity --------------------------------------------------------
+
+
+def validate_node_selector_requirement(
+    requirement: NodeSelectorRequirement,
+    path: str,
+    *,
+    allow_invalid_label_value: bool = False,
+) -> list[FieldError]:
+    """``ValidateNodeSelectorRequirement``: a ``matchExpressions`` entry of a node selector term."""
+    errs: list[FieldError] = []
+    op = requirement.operator
+    values_path = _child(path, "values")
+    if op in ("In", "NotIn"):
+        if not requirement.values:
+            errs.append(
+                FieldError.required(
+                    values_path, "must be specified when `operator` is 'In' or 'NotIn'"
+                )
+            )
+    elif op in ("Exists", "DoesNotExist"):
+        if requirement.values:
+            errs.append(
+                FieldError.forbidden(
+                    values_path,
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )
+            )
+    elif op in ("Gt", "Lt"):
+        if len(requirement.values) != 1:
+            errs.append(
+                FieldError.required(
+                    values_path, "must be specified single value when `operator` is 'Lt' or 'Gt'"
+                )
+            )
+    else:
+        errs.append(
+            FieldError.invalid(_child(path, "operator"), op, "not a valid selector operator")
+        )
+    errs.extend(validate_label_name(requirement.key, _child(path, "key")))
+    if not allow_invalid_label_value:
+        for i, value in enumerate(requirement.values):
+            errs.extend(
+                FieldError.invalid(_index(values_path, i), value, msg)
+                for msg in is_valid_label_value(value)
+            )
+    return errs
+
+
+def validate_node_field_selector_requirement(
+    requirement: NodeSelectorRequirement, path: str
+) -> list[FieldError]:
+    """``ValidateNodeFieldSelectorRequirement``: ``matchFields`` allow only ``metadata.name``
+    with ``In``/``NotIn`` and exactly one value, which must be a valid node name."""
+    errs: list[FieldError] = []
+    if requirement.operator in ("In", "NotIn"):
+        if len(requirement.values) != 1:
+            errs.append(
+                FieldError.required(
+                    _child(path, "values"),
+                    "must be only one value when `operator` is 'In' or 'NotIn' "
+                    "for node field selector",
+                )
+            )
+    else:
+        errs.append(
+            FieldError.invalid(
+                _child(path, "operator"), requirement.operator, "not a valid selector operator"
+            )
+        )
+    if requirement.key != _OBJECT_NAME_FIELD:
+        errs.append(
+            FieldError.invalid(
+                _child(path, "key"), requirement.key, "not a valid field selector key"
+            )
+        )
+    else:
+        values_path = _child(path, "values")
+        for i, value in enumerate(requirement.values):
+            errs.extend(
+                FieldError.invalid(_index(values_path, i), value, msg)
+                for msg in is_dns1123_subdomain(value)
+            )
+    return errs
+
+
+def validate_node_selector_term(
+    term: NodeSelectorTerm, path: str, *, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
+    """``ValidateNodeSelectorTerm``: its ``matchExpressions`` then its ``matchFields``."""
+    errs: list[FieldError] = []
+    for j, requirement in enumerate(term.match_expressions):
+        errs.extend(
+            validate_node_selector_requirement(
+                requirement,
+                _index(_child(path, "matchExpressions"), j),
+                allow_invalid_label_value=allow_invalid_label_value,
+            )
+        )
+    for j, requirement in enumerate(term.match_fields):
+        errs.extend(
+            validate_node_field_selector_requirement(
+                requirement, _index(_child(path, "matchFields"), j)
+            )
+        )
+    return errs
+
+
+def validate_node_selector(
+    selector: NodeSelector, path: str, *, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
+    """``ValidateNodeSelector``: at least one term, and each term valid."""
+    terms_path = _child(path, "nodeSelectorTerms")
+    if not selector.node_selector_terms:
+        return [FieldError.required(terms_path, "must have at least one node selector term")]
+    errs: list[FieldError] = []
+    for i, term in enumerate(selector.node_selector_terms):
+        errs.extend(
+            validate_node_selector_term(
+                term, _index(terms_path, i), allow_invalid_label_value=allow_invalid_label_value
+            )
+        )
+    return errs
+
+
+def validate_preferred_scheduling_terms(
+    terms: Sequence[PreferredSchedulingTerm], path: str
+) -> list[FieldError]:
+    """``ValidatePreferredSchedulingTerms``: weight in 1..100; label values are not checked,
+    since a preference that can never match is harmless."""
+    errs: list[FieldError] = []
+    for i, term in enumerate(terms):
+        if term.weight <= 0 or term.weight > 100:
+            errs.append(
+                FieldError.invalid(
+                    _child(_index(path, i), "weight"), term.weight, "must be in the range 1-100"
+                )
+            )
+        errs.extend(
+            validate_node_selector_term(
+                term.preference,
+                _child(_index(path, i), "preference"),
+                allow_invalid_label_value=True,
+            )
+        )
+    return errs
+
+
+def validate_node_affinity(affinity: NodeAffinity, path: str) -> list[FieldError]:
+    """``validateNodeAffinity``: the required node selector, then the preferred terms."""
+    errs: list[FieldError] = []
+    if affinity.required is not None:
+        errs.extend(
+            validate_node_selector(
+                affinity.required, _child(path, "requiredDuringSchedulingIgnoredDuringExecution")
+            )
+        )
+    if affinity.preferred:
+        errs.extend(
+            validate_preferred_scheduling_terms(
+                affinity.preferred, _child(path, "preferredDuringSchedulingIgnoredDuringExecution")
+            )
+        )
+    return errs
+
+
+# -- inter-pod affinity ------------------------------------------------------------------------
+
+
+def validate_pod_affinity_term(term: PodAffinityTerm, path: str) -> list[FieldError]:
+    """``validatePodAffinityTerm``: selectors, namespaces, match/mismatch label keys, topologyKey.
+
+    An empty ``topologyKey`` is reported as required *and* as an invalid label name, as upstream.
+    """
+    errs = validate_label_selector(term.label_selector, _child(path, "labelSelector"))
+    errs.extend(validate_label_selector(term.namespace_selector, _child(path, "namespaceSelector")))
+    for name in term.namespaces:
+        # Upstream reports these at ".namespace" (singular).
+        errs.extend(
+            FieldError.invalid(_child(path, "namespace"), name, msg)
+            for msg in is_dns1123_label(name)
+        )
+    errs.extend(
+        validate_match_label_keys_and_mismatch_label_keys(
+            path, term.match_label_keys, term.mismatch_label_keys, term.label_selector
+        )
+    )
+    if not term.topology_key:
+        errs.append(FieldError.required(_child(path, "topologyKey"), "can not be empty"))
+    errs.extend(validate_label_name(term.topology_key, _child(path, "topologyKey")))
+    return errs
+
+
+def _validate_pod_affinity_terms(terms: Sequence[PodAffinityTerm], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, term in enumerate(terms):
+        errs.extend(validate_pod_affinity_term(term, _index(path, i)))
+    return errs
+
+
+def _validate_weighted_pod_affinity_terms(
+    terms: Sequence[WeightedPodAffinityTerm], path: str
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for j, weighted in enumerate(terms):
+        if weighted.weight <= 0 or weighted.weight > 100:
+            errs.append(
+                FieldError.invalid(
+                    _child(_index(path, j), "weight"), weighted.weight, "must be in the range 1-100"
+                )
+            )
+        errs.extend(
+            validate_pod_affinity_term(weighted.term, _child(_index(path, j), "podAffinityTerm"))
+        )
+    return errs
+
+
+def validate_affinity(affinity: Affinity | None, path: str) -> list[FieldError]:
+    """``validateAffinity``: node affinity, pod affinity, pod anti-affinity, in that order."""
+    if affinity is None:
+        return []
+    errs: list[FieldError] = []
+    if affinity.node_affinity is not None:
+        errs.extend(validate_node_affinity(affinity.node_affinity, _child(path, "nodeAffinity")))
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+    for name, req, pref in (
+        ("podAffinity", affinity.pod_affinity_required, affinity.pod_affinity_preferred),
+        (
+            "podAntiAffinity",
+            affinity.pod_anti_affinity_required,
+            affinity.pod_anti_affinity_preferred,
+        ),
+    ):
+        base = _child(path, name)
+        errs.extend(_validate_pod_affinity_terms(req, _child(base, required)))
+        errs.extend(_validate_weighted_pod_affinity_terms(pref, _child(base, preferred)))
+    return errs
+
+
+# -- tolerations and taints --------------------------------------------------------------------
+
+
+def _validate_taint_effect(effect: str, path: str, *, allow_empty: bool) -> list[FieldError]:
+    if not allow_empty and not effect:
+        return [FieldError.required(path)]
+    if effect in _TAINT_EFFECTS:
+        return []
+    return [FieldError.not_supported(path, effect, _TAINT_EFFECTS)]
+
+
+def validate_tolerations(tolerations: Sequence[Toleration], path: str) -> list[FieldError]:
+    """``ValidateTolerations``, gate ``TaintTolerationComparisonOperators`` off (v1.37 default)."""
+    errs: list[FieldError] = []
+    for i, toleration in enumerate(tolerations):
+        idx = _index(path, i)
+        if toleration.key:
+            errs.extend(validate_label_name(toleration.key, _child(idx, "key")))
+        # An empty key with operator Exists matches every taint; any other operator needs a key.
+        if not toleration.key and toleration.operator != "Exists":
+            errs.append(
+                FieldError.invalid(
+                    _child(idx, "operator"),
+                    toleration.operator,
+                    "operator must be Exists when `key` is empty, "
+                    'which means "match all values and all keys"',
+                )
+            )
+        if toleration.toleration_seconds is not None and toleration.effect != "NoExecute":
+            errs.append(
+                FieldError.invalid(
+                    _child(idx, "effect"),
+                    toleration.effect,
+                    "effect must be 'NoExecute' when `tolerationSeconds` is set",
+                )
+            )
+        if toleration.operator in ("Equal", ""):
+            msgs = is_valid_label_value(toleration.value)
+            if msgs:
+                # Upstream reports a bad value at ".operator", joined with ";".
+                errs.append(
+                    FieldError.invalid(_child(idx, "operator"), toleration.value, ";".join(msgs))
+                )
+        elif toleration.operator == "Exists":
+            if toleration.value:
+                errs.append(
+                    FieldError.invalid(
+                        _child(idx, "operator"),
+                        toleration.value,
+                        "value must be empty when `operator` is 'Exists'",
+                    )
+                )
+        elif toleration.operator in ("Lt", "Gt"):
+            errs.append(
+                FieldError.not_supported(
+                    _child(idx, "operator"), toleration.operator, ("Equal", "Exists", "Lt", "Gt")
+                )
+            )
+        else:
+            errs.append(
+                FieldError.not_supported(
+                    _child(idx, "operator"), toleration.operator, ("Equal", "Exists")
+                )
+            )
+        if toleration.effect:
+            errs.extend(
+                _validate_taint_effect(toleration.effect, _child(idx, "effect"), allow_empty=True)
+            )
+    return errs
+
+
+def _taint_value(taint: Taint) -> dict[str, object]:
+    # The internal core.Taint has no JSON tags, so upstream prints Go field names.
+    return {"Key": taint.key, "Value": taint.value, "Effect": taint.effect, "TimeAdded": None}
+
+
+def validate_node_taints(taints: Sequence[Taint], path: str) -> list[FieldError]:
+    """``validateNodeTaints``: key, value and effect of each taint; unique by (key, effect)."""
+    errs: list[FieldError] = []
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate(taints):
+        idx = _index(path, i)
+        errs.extend(validate_label_name(taint.key, _child(idx, "key")))
+        msgs = is_valid_label_value(taint.value)
+        if msgs:
+            errs.append(FieldError.invalid(_child(idx, "value"), taint.value, ";".join(msgs)))
+        errs.extend(_validate_taint_effect(taint.effect, _child(idx, "effect"), allow_empty=False))
+        if (taint.effect, taint.key) in seen:
+            errs.append(
+                FieldError(
+                    ErrorType.DUPLICATE,
+                    idx,
+                    _taint_value(taint),
+                    "taints must be unique by key and effect pair",
+                )
+            )
+            continue
+        seen.add((taint.effect, taint.key))
+    return errs
+
+
+# -- topology spread constraints ---------------------------------------------------------------
+
+
+def _validate_positive(value: int, path: str) -> list[FieldError]:
+    if value <= 0:
+        return [FieldError.invalid(path, value, IS_NOT_POSITIVE_ERROR_MSG)]
+    return []
+
+
+def validate_match_label_keys_and_mismatch_label_keys(
+    path: str,
+    match_label_keys: Sequence[str],
+    mismatch_label_keys: Sequence[str],
+    selector: LabelSelector | None,
+) -> list[FieldError]:
+    """``ValidateMatchLabelKeysAndMismatchLabelKeys``: the check applied to a selector that
+    already carries the expressions merged from the keys (see :func:`merge_match_label_keys`).
+
+    1. each key is a valid label name, and neither list may be set without a selector;
+    2. a ``matchLabelKeys`` key is reported when its key occurs in ``matchExpressions`` and
+       also earlier in the selector (in ``matchLabels`` or a previous expression) — i.e.
+       when the user had written the key themselves besides the merged expression.
+       Upstream reports this at ``<path>[i]`` (not ``<path>.matchLabelKeys[i]``), a known
+       imperfection (kubernetes#129900) kept here word for word;
+    3. a key may not be in both ``matchLabelKeys`` and ``mismatchLabelKeys``.
+    """
+    errs = _validate_label_keys(_child(path, "matchLabelKeys"), match_label_keys, selector)
+    errs.extend(
+        _validate_label_keys(_child(path, "mismatchLabelKeys"), mismatch_label_keys, selector)
+    )
+    if selector is not None:
+        key_index = {key: i for i, key in enumerate(match_label_keys)}
+        selector_keys = set(selector.match_labels)
+        for expression in selector.match_expressions:
+            key = expression.key
+            i = key_index.get(key)
+            if i is not None and key in selector_keys:
+                errs.append(
+                    FieldError.invalid(
+                        _index(path, i), key, "exists in both matchLabelKeys and labelSelector"
+                    )
+                )
+            selector_keys.add(key)
+    mismatch = set(mismatch_label_keys)
+    for i, key in enumerate(match_label_keys):
+        if key in mismatch:
+            errs.append(
+                FieldError.invalid(
+                    _index(_child(path, "matchLabelKeys"), i),
+                    key,
+                    "exists in both matchLabelKeys and mismatchLabelKeys",
+                )
+            )
+    return errs
+
+
+def _validate_label_keys(
+    path: str, keys: Sequence[str], selector: LabelSelector | None
+) -> list[FieldError]:
+    if not keys:
+        return []
+    if selector is None:
+        return [FieldError.forbidden(path, "must not be specified when labelSelector is not set")]
+    errs: list[FieldError] = []
+    for i, key in enumerate(keys):
+        errs.extend(validate_label_name(key, _index(path, i)))
+    return errs
+
+
+def validate_match_label_keys_in_topology_spread(
+    path: str, match_label_keys: Sequence[str], selector: LabelSelector | None
+) -> list[FieldError]:
+    """``ValidateMatchLabelKeysInTopologySpread``: the legacy (pre-merge) rule, used when
+    ``MatchLabelKeysInPodTopologySpreadSelectorMerge`` is off: no selector → Forbidden; each
+    key a valid label name and absent from the selector."""
+    if not match_label_keys:
+        return []
+    errs: list[FieldError] = []
+    selector_keys: set[str] = set()
+    if selector is not None:
+        selector_keys.update(selector.match_labels)
+        selector_keys.update(e.key for e in selector.match_expressions)
+    else:
+        errs.append(
+            FieldError.forbidden(path, "must not be specified when labelSelector is not set")
+        )
+    for i, key in enumerate(match_label_keys):
+        errs.extend(validate_label_name(key, _index(path, i)))
+        if key in selector_keys:
+            errs.append(
+                FieldError.invalid(
+                    _index(path, i), key, "exists in both matchLabelKeys and labelSelector"
+                )
+            )
+    return errs
+
+
+def _find_duplicate(
+    constraint: TopologySpreadConstraint, rest: Iterable[TopologySpreadConstraint]
+) -> bool:
+    return any(
+        constraint.topology_key == other.topology_key
+        and constraint.when_unsatisfiable == other.when_unsatisfiable
+        for other in rest
+    )
+
+
+def validate_topology_spread_constraints(
+    constraints: Sequence[TopologySpreadConstraint],
+    path: str,
+    *,
+    selector_merge: bool = True,
+) -> list[FieldError]:
+    """``validateTopologySpreadConstraints`` as v1.37.1 runs it for a pod create.
+
+    Per constraint, in upstream order: ``maxSkew`` > 0; ``topologyKey`` non-empty (its
+    syntax is *not* checked here upstream); ``whenUnsatisfiable`` supported; the pair
+    (topologyKey, whenUnsatisfiable) not repeated by a *later* constraint (reported at the
+    earlier one); ``minDomains`` > 0 and only with ``DoNotSchedule``; node inclusion
+    policies supported; ``matchLabelKeys``; then the label selector.
+
+    ``selector_merge`` selects the ``matchLabelKeys`` rule: ``True`` (the v1.37 default,
+    gate ``MatchLabelKeysInPodTopologySpreadSelectorMerge``) expects ``constraints`` as
+    stored after :func:`merge_match_label_keys`; ``False`` applies the legacy rule.
+    """
+    errs: list[FieldError] = []
+    for i, c in enumerate(constraints):
+        sub = _index(path, i)
+        errs.extend(_validate_positive(c.max_skew, _child(sub, "maxSkew")))
+        if not c.topology_key:
+            errs.append(FieldError.required(_child(sub, "topologyKey"), "can not be empty"))
+        if c.when_unsatisfiable not in _SUPPORTED_SCHEDULE_ACTIONS:
+            errs.append(
+                FieldError.not_supported(
+                    _child(sub, "whenUnsatisfiable"),
+                    c.when_unsatisfiable,
+                    _SUPPORTED_SCHEDULE_ACTIONS,
+                )
+            )
+        if _find_duplicate(c, constraints[i + 1 :]):
+            errs.append(
+                FieldError.duplicate(
+                    _child(sub, "{topologyKey, whenUnsatisfiable}"),
+                    f"{{{c.topology_key}, {c.when_unsatisfiable}}}",
+                )
+            )
+        if c.min_domains is not None:
+            min_path = _child(sub, "minDomains")
+            errs.extend(_validate_positive(c.min_domains, min_path))
+            if c.when_unsatisfiable != "DoNotSchedule":
+                errs.append(
+                    FieldError.invalid(
+                        min_path,
+                        c.min_domains,
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
+                        f"not {c.when_unsatisfiable}",
+                    )
+                )
+        for name, policy in (
+            ("nodeAffinityPolicy", c.node_affinity_policy),
+            ("nodeTaintsPolicy", c.node_taints_policy),
+        ):
+            if policy is not None and policy not in _SUPPORTED_NODE_INCLUSION_POLICIES:
+                errs.append(
+                    FieldError.not_supported(
+                        _child(sub, name), policy, _SUPPORTED_NODE_INCLUSION_POLICIES
+                    )
+                )
+        if selector_merge:
+            errs.extend(
+                validate_match_label_keys_and_mismatch_label_keys(
+                    sub, c.match_label_keys, (), c.label_selector
+                )
+            )
+        else:
+            errs.extend(
+                validate_match_label_keys_in_topology_spread(
+                    _child(sub, "matchLabelKeys"), c.match_label_keys, c.label_selector
+                )
+            )
+        errs.extend(validate_label_selector(c.label_selector, _child(sub, "labelSelector")))
+    return errs
+
+
+# -- the create-time mutation ------------------------------------------------------------------
+
+
+def _append_label_keys(
+    selector: LabelSelector, keys: Sequence[str], operator: str, labels: Mapping[str, str]
+) -> LabelSelector:
+    added = tuple(
+        LabelSelectorRequirement(key, operator, (labels[key],)) for key in keys if key in labels
+    )
+    if not added:
+        return selector
+    return replace(selector, match_expressions=selector.match_expressions + added)
+
+
+def _merge_constraint(
+    c: TopologySpreadConstraint, labels: Mapping[str, str]
+) -> TopologySpreadConstraint:
+    # A nil selector matches nothing, so upstream leaves it nil rather than creating one.
+    if not c.match_label_keys or c.label_selector is None:
+        return c
+    return replace(
+        c, label_selector=_append_label_keys(c.label_selector, c.match_label_keys, "In", labels)
+    )
+
+
+def _merge_affinity_term(term: PodAffinityTerm, labels: Mapping[str, str]) -> PodAffinityTerm:
+    if (not term.match_label_keys and not term.mismatch_label_keys) or term.label_selector is None:
+        return term
+    selector = _append_label_keys(term.label_selector, term.match_label_keys, "In", labels)
+    selector = _append_label_keys(selector, term.mismatch_label_keys, "NotIn", labels)
+    return replace(term, label_selector=selector)
+
+
+def _merge_weighted(
+    term: WeightedPodAffinityTerm, labels: Mapping[str, str]
+) -> WeightedPodAffinityTerm:
+    return replace(term, term=_merge_affinity_term(term.term, labels))
+
+
+def merge_match_label_keys(pod: Pod) -> Pod:
+    """The pod as the API server stores it after create: ``matchLabelKeys`` merged into selectors.
+
+    Mirrors ``PrepareForCreate`` in ``pkg/registry/core/pod/strategy.go`` of v1.37.1:
+
+    * ``mutateTopologySpreadConstraints`` (gates ``MatchLabelKeysInPodTopologySpread`` and
+      ``MatchLabelKeysInPodTopologySpreadSelectorMerge``, both on by default since v1.34):
+      for each constraint with ``matchLabelKeys`` and a non-nil ``labelSelector``, append
+      ``key In [pod.labels[key]]`` to ``matchExpressions`` for every key the pod has a
+      label for, in ``matchLabelKeys`` order; keys the pod lacks are skipped.
+    * ``mutatePodAffinity`` (gate ``MatchLabelKeysInPodAffinity``, GA and locked on): the
+      same for inter-pod (anti-)affinity terms, ``In`` for ``matchLabelKeys`` and then
+      ``NotIn`` for ``mismatchLabelKeys``.
+
+    ``matchLabelKeys`` itself is kept. The mutation is not idempotent — applying it to a
+    pod read back from a cluster appends the expressions a second time — so apply it only
+    to pods that have not been through an API server (manifests), never to stored ones.
+    """
+    labels = pod.metadata.labels
+    constraints = tuple(_merge_constraint(c, labels) for c in pod.topology_spread_constraints)
+    affinity = pod.affinity
+    if affinity is not None:
+        affinity = replace(
+            affinity,
+            pod_affinity_required=tuple(
+                _merge_affinity_term(t, labels) for t in affinity.pod_affinity_required
+            ),
+            pod_affinity_preferred=tuple(
+                _merge_weighted(t, labels) for t in affinity.pod_affinity_preferred
+            ),
+            pod_anti_affinity_required=tuple(
+                _merge_affinity_term(t, labels) for t in affinity.pod_anti_affinity_required
+            ),
+            pod_anti_affinity_preferred=tuple(
+                _merge_weighted(t, labels) for t in affinity.pod_anti_affinity_preferred
+            ),
+        )
+    if constraints == pod.topology_spread_constraints and affinity == pod.affinity:
+        return pod
+    return replace(pod, topology_spread_constraints=constraints, affinity=affinity)
+
+
+# -- objects -----------------------------------------------------------------------------------
+
+
+def _validate_scheduling_gates(gates: Sequence[str], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, name in enumerate(gates):
+        errs.extend(
+            FieldError.invalid(_index(path, i), name, msg) for msg in is_qualified_name(name)
+        )
+        if name in seen:
+            errs.append(FieldError.duplicate(_index(path, i), name))
+        seen.add(name)
+    return errs
+
+
+def validate_pod(pod: Pod, *, create: bool = True) -> list[FieldError]:
+    """Every problem the v1.37.1 API server would report for the scheduling fields of ``pod``.
+
+    With ``create`` (the default) ``pod`` is taken as submitted — a manifest — and checked
+    as ``POST`` checks it: :func:`merge_match_label_keys` is applied first and the merged
+    pod is validated, so a ``matchLabelKeys`` key also present in the selector is caught
+    exactly when upstream catches it. With ``create=False`` the pod is taken as already
+    stored (read back from a cluster) and validated as it is.
+
+    Order: ``metadata.labels``; then the spec in ``ValidatePodSpec`` order (nodeSelector,
+    affinity, schedulingGates, topologySpreadConstraints, nodeName, tolerations); then the
+    create-only rule that ``nodeName`` needs cleared scheduling gates.
+    """
+    if create:
+        pod = merge_match_label_keys(pod)
+    errs = validate_labels(pod.metadata.labels, "metadata.labels")
+    errs.extend(validate_labels(pod.node_selector, "spec.nodeSelector"))
+    errs.extend(validate_affinity(pod.affinity, "spec.affinity"))
+    errs.extend(_validate_scheduling_gates(pod.scheduling_gates, "spec.schedulingGates"))
+    errs.extend(
+        validate_topology_spread_constraints(
+            pod.topology_spread_constraints, "spec.topologySpreadConstraints"
+        )
+    )
+    if pod.node_name:
+        errs.extend(
+            FieldError.invalid("spec.nodeName", pod.node_name, msg)
+            for msg in is_dns1123_subdomain(pod.node_name)
+        )
+    if pod.tolerations:
+        errs.extend(validate_tolerations(pod.tolerations, "spec.tolerations"))
+    if create and pod.node_name and pod.scheduling_gates:
+        errs.append(
+            FieldError.forbidden(
+                "spec.nodeName", "cannot be set until all schedulingGates have been cleared"
+            )
+        )
+    return errs
+
+
+def validate_node(node: Node) -> list[FieldError]:
+    """``ValidateNode`` for labels and taints.
+
+    Taints are reported under ``metadata.taints`` — upstream builds that path from the
+    metadata path (``ValidateNode`` in validation.go), so that is what users see.
+    """
+    errs = validate_labels(node.metadata.labels, "metadata.labels")
+    if node.taints:
+        errs.extend(validate_node_taints(node.taints, "metadata.taints"))
+    return errs
+
+
+def validate_service(service: Service) -> list[FieldError]:
+    """``ValidateService`` for labels and ``spec.selector`` (a label map; empty is allowed)."""
+    errs = validate_labels(service.metadata.labels, "metadata.labels")
+    if service.selector is not None:
+        errs.extend(validate_labels(service.selector, "spec.selector"))
+    return errs
+
+
+def validate_replication_controller(rc: ReplicationController) -> list[FieldError]:
+    """``ValidateReplicationController`` for labels and ``spec.selector``, which must not be
+    empty (``ValidateNonEmptySelector``; upstream checks no syntax of the selector there)."""
+    errs = validate_labels(rc.metadata.labels, "metadata.labels")
+    if not rc.selector:
+        errs.append(FieldError.required("spec.selector"))
+    return errs
+
+
+def _validate_workload_selector(selector: LabelSelector | None, kind: str) -> list[FieldError]:
+    # apps/v1 ValidateReplicaSetSpec / ValidateStatefulSetSpec: required, valid, non-empty.
+    # The ReplicaSet message says "deployment": upstream shares it with Deployments.
+    if selector is None:
+        return [FieldError.required("spec.selector")]
+    errs = validate_label_selector(selector, "spec.selector")
+    if not selector.match_labels and not selector.match_expressions:
+        errs.append(
+            FieldError.invalid("spec.selector", {}, f"empty selector is invalid for {kind}")
+        )
+    return errs
+
+
+def validate_replica_set(rs: ReplicaSet) -> list[FieldError]:
+    """``ValidateReplicaSet`` for labels and ``spec.selector``."""
+    errs = validate_labels(rs.metadata.labels, "metadata.labels")
+    errs.extend(_validate_workload_selector(rs.selector, "deployment"))
+    return errs
+
+
+def validate_stateful_set(ss: StatefulSet) -> list[FieldError]:
+    """``ValidateStatefulSet`` for labels and ``spec.selector``."""
+    errs = validate_labels(ss.metadata.labels, "metadata.labels")
+    errs.extend(_validate_workload_selector(ss.selector, "statefulset"))
+    return errs
+
+
+def validate_object(obj: KubeObject) -> list[FieldError]:
+    """Dispatch to the validator of ``obj``'s kind; pods are validated as on create."""
+    if isinstance(obj, Pod):
+        return validate_pod(obj)
+    if isinstance(obj, Node):
+        return validate_node(obj)
+    if isinstance(obj, Service):
+        return validate_service(obj)
+    if isinstance(obj, ReplicationController):
+        return validate_replication_controller(obj)
+    if isinstance(obj, ReplicaSet):
+        return validate_replica_set(obj)
+    return validate_stateful_set(obj)
