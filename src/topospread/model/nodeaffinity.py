@@ -298,6 +298,10 @@ class _Term:
         return True
 
 
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
 def _is_empty_term(term: NodeSelectorTerm) -> bool:
     return not term.match_expressions and not term.match_fields
 
@@ -312,11 +316,15 @@ class LazyErrorNodeSelector:
     terms: tuple[_Term, ...]
 
     @classmethod
-    def parse(cls, selector: NodeSelector) -> LazyErrorNodeSelector:
-        """Parse every non-empty term (``NewLazyErrorNodeSelector``)."""
+    def parse(cls, selector: NodeSelector, path: str = "") -> LazyErrorNodeSelector:
+        """Parse every non-empty term (``NewLazyErrorNodeSelector``).
+
+        ``path`` prefixes error field paths, like ``field.WithPath``.
+        """
+        terms_path = _child(path, "nodeSelectorTerms")
         return cls(
             tuple(
-                _Term.parse(term, f"nodeSelectorTerms[{i}]")
+                _Term.parse(term, f"{terms_path}[{i}]")
                 for i, term in enumerate(selector.node_selector_terms)
                 if not _is_empty_term(term)
             )
@@ -356,12 +364,12 @@ class NodeSelectorMatcher:
         return self.lazy.match(node)
 
 
-def node_selector(selector: NodeSelector) -> NodeSelectorMatcher:
+def node_selector(selector: NodeSelector, path: str = "") -> NodeSelectorMatcher:
     """Parse a NodeSelector strictly (``NewNodeSelector``).
 
     Raises :class:`NodeSelectorParseError` if any term fails to parse.
     """
-    lazy = LazyErrorNodeSelector.parse(selector)
+    lazy = LazyErrorNodeSelector.parse(selector, path)
     errors = [e for term in lazy.terms for e in term.errors]
     if errors:
         raise NodeSelectorParseError(errors)
@@ -396,6 +404,7 @@ class PreferredSchedulingTerms:
 
 def preferred_scheduling_terms(
     terms: Sequence[PreferredSchedulingTerm],
+    path: str = "",
 ) -> PreferredSchedulingTerms:
     """Parse preferred terms (``NewPreferredSchedulingTerms``).
 
@@ -409,7 +418,7 @@ def preferred_scheduling_terms(
     for i, term in enumerate(terms):
         if term.weight == 0 or _is_empty_term(term.preference):
             continue
-        one = _Term.parse(term.preference, f"[{i}]")
+        one = _Term.parse(term.preference, f"{path}[{i}]")
         if one.errors:
             errors.extend(one.errors)
         else:

@@ -1,0 +1,199 @@
+"""NodeAffinity: a pod fits nodes matching its nodeSelector and required node affinity.
+
+Upstream ``pkg/scheduler/framework/plugins/nodeaffinity`` (v1.37.1):
+
+* PreFilter returns Skip when the pod has no required node affinity, no nodeSelector
+  and the profile sets no ``addedAffinity``.
+* PreFilter narrows the candidate nodes when *every* required term pins node names
+  with a ``metadata.name In`` field expression: the names of one term are intersected
+  over its expressions, then the terms are unioned. If one term has no such
+  expression, all nodes stay candidates. If the union ends up empty, the terms
+  contradict each other and PreFilter returns UnschedulableAndUnresolvable
+  ``pod affinity terms conflict``.
+* Filter checks the scheduler-enforced ``addedAffinity`` first, then the pod's own
+  nodeSelector AND required affinity; both rejections are UnschedulableAndUnresolvable.
+  Terms that fail to parse never match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from topospread.errors import ConfigError
+from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.features import Features
+from topospread.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from topospread.framework.node_info import NodeInfo
+from topospread.framework.status import Code, Status
+from topospread.model import objects
+from topospread.model.nodeaffinity import (
+    OBJECT_NAME_FIELD,
+    NodeSelectorMatcher,
+    NodeSelectorParseError,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    node_selector,
+    preferred_scheduling_terms,
+    required_node_affinity,
+)
+from topospread.model.objects import Pod
+from topospread.plugins import names
+
+__all__ = [
+    "ERR_REASON_CONFLICT",
+    "ERR_REASON_ENFORCED",
+    "ERR_REASON_POD",
+    "NAME",
+    "PRE_FILTER_STATE_KEY",
+    "NodeAffinity",
+    "NodeAffinityArgs",
+    "new",
+]
+
+NAME: Final = names.NODE_AFFINITY
+
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
+"""Filter reason when the pod's own nodeSelector or required affinity does not match."""
+ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affinity"
+"""Filter reason when the profile's ``addedAffinity`` does not match."""
+ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
+"""PreFilter reason when the ``metadata.name`` field terms leave no node."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinityArgs:
+    """``NodeAffinityArgs``: node affinity every pod of the profile must also satisfy."""
+
+    added_affinity: objects.NodeAffinity | None = None
+    """``addedAffinity``; its required selector is ANDed with each pod's own affinity."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    """The pod's parsed nodeSelector and required affinity; unaffected by other pods."""
+
+    required: RequiredNodeAffinity
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+class NodeAffinity:
+    """Filters nodes by the pod's nodeSelector, required node affinity and ``addedAffinity``."""
+
+    def __init__(self, args: NodeAffinityArgs, features: Features) -> None:
+        self._added_node_selector: NodeSelectorMatcher | None = None
+        self._added_pref_sched_terms: PreferredSchedulingTerms | None = None
+        added = args.added_affinity
+        if added is None:
+            return
+        # ValidateNodeAffinityArgs, then New: a term that does not parse is a config error.
+        errors: list[str] = []
+        if added.required is not None:
+            try:
+                self._added_node_selector = node_selector(
+                    added.required, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                )
+            except NodeSelectorParseError as exc:
+                errors.append(str(exc))
+        if added.preferred:
+            try:
+                self._added_pref_sched_terms = preferred_scheduling_terms(
+                    added.preferred, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+                )
+            except NodeSelectorParseError as exc:
+                errors.append(str(exc))
+        if errors:
+            raise ConfigError(NAME, errors)
+
+    @property
+    def name(self) -> str:
+        """``NodeAffinity``."""
+        return NAME
+
+    @property
+    def added_preferred_terms(self) -> PreferredSchedulingTerms | None:
+        """The parsed preferred terms of ``addedAffinity``, for Score."""
+        return self._added_pref_sched_terms
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Parse the pod's affinity once; narrow to pinned node names where every term pins."""
+        affinity = pod.affinity
+        required = (
+            affinity.node_affinity.required
+            if affinity is not None and affinity.node_affinity is not None
+            else None
+        )
+        # A nil and an empty nodeSelector are one and the same once decoded.
+        if required is None and self._added_node_selector is None and not pod.node_selector:
+            return None, Status(Code.SKIP)
+
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(required_node_affinity(pod)))
+
+        if required is None or not required.node_selector_terms:
+            return None, None
+
+        node_names: set[str] | None = None
+        for term in required.node_selector_terms:
+            term_names: set[str] | None = None
+            for req in term.match_fields:
+                if req.key == OBJECT_NAME_FIELD and req.operator == "In":
+                    # Expressions of one term are ANDed: intersect their names.
+                    values = set(req.values)
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                # Terms are ORed: one term without a name pin admits every node.
+                return None, None
+            node_names = term_names if node_names is None else node_names | term_names
+        if node_names is not None and not node_names:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,))
+        if node_names:
+            return PreFilterResult(frozenset(node_names)), None
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """None: the state does not depend on other pods."""
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Reject nodes outside ``addedAffinity``, then nodes outside the pod's affinity."""
+        node = node_info.node
+        if self._added_node_selector is not None and not self._added_node_selector.match(node):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_ENFORCED,))
+        try:
+            required = state.read(PRE_FILTER_STATE_KEY, _PreFilterState).required
+        except (StateNotFoundError, TypeError):
+            # PreFilter skipped or disabled: compute here, as upstream falls back to.
+            required = required_node_affinity(pod)
+        if not required.match(node):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
+        return None
+
+
+def new(args: object | None, handle: Handle, features: Features) -> NodeAffinity:
+    """The plugin factory (``nodeaffinity.New``); ``args`` must be NodeAffinityArgs or None."""
+    if args is None:
+        args = NodeAffinityArgs()
+    if not isinstance(args, NodeAffinityArgs):
+        raise ConfigError(
+            NAME, [f"args are not of type NodeAffinityArgs, got {type(args).__name__}"]
+        )
+    return NodeAffinity(args, features)
+
+
+if TYPE_CHECKING:
+    _pre_filter: PreFilterPlugin = NodeAffinity(NodeAffinityArgs(), Features())
+    _filter: FilterPlugin = NodeAffinity(NodeAffinityArgs(), Features())

@@ -1,0 +1,286 @@
+"""NodeResourcesFit: a pod fits a node whose free allocatable covers its requests.
+
+Upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.37.1). Filter
+collects every shortfall, in this order, each as its own reason:
+
+* ``Too many pods`` when the node already runs ``allocatable pods`` pods;
+* ``Insufficient cpu``, ``Insufficient memory``, ``Insufficient ephemeral-storage``;
+* ``Insufficient <name>`` for each scalar resource (extended, hugepages, ...).
+  Upstream walks a Go map here, so its order among several scalars is random;
+  topospread sorts them by name.
+
+A resource is only checked when the pod requests a positive amount of it. The status
+is Unschedulable, or UnschedulableAndUnresolvable as soon as one request exceeds the
+node's whole allocatable (no preemption could free enough). ``ignoredResources`` and
+``ignoredResourceGroups`` (the part before ``/``) only exempt extended resources.
+
+Not modelled: DRA-backed extended resources (no DeviceClasses are read, so none are
+delegated to DRA) and the in-place-resize adjustments behind the alpha
+InPlacePodVerticalScalingSchedulerPreemption gate.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from topospread.errors import ConfigError, FieldError
+from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.features import Features
+from topospread.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from topospread.framework.node_info import NodeInfo
+from topospread.framework.status import Code, Status, as_status
+from topospread.model.nodeaffinity import label_key_errors
+from topospread.model.objects import Pod
+from topospread.model.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    Resource,
+    is_extended_resource_name,
+    node_allocatable,
+    pod_requests,
+    sum_pod_resources,
+)
+from topospread.plugins import names
+
+__all__ = [
+    "NAME",
+    "PRE_FILTER_STATE_KEY",
+    "Fit",
+    "InsufficientResource",
+    "NodeResourcesFitArgs",
+    "fits",
+    "fits_request",
+    "new_fit",
+]
+
+NAME: Final = names.NODE_RESOURCES_FIT
+
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+REASON_TOO_MANY_PODS: Final = "Too many pods"
+"""Filter reason when the node already runs as many pods as it allows."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesFitArgs:
+    """``NodeResourcesFitArgs`` (filtering part; ``scoringStrategy`` comes with Score)."""
+
+    ignored_resources: tuple[str, ...] = ()
+    """Extended resources Filter does not check."""
+    ignored_resource_groups: tuple[str, ...] = ()
+    """Extended resource prefixes (``example.com`` for ``example.com/gpu``) not checked."""
+
+    def validate(self) -> list[FieldError]:
+        """The errors ``ValidateNodeResourcesFitArgs`` reports for these fields."""
+        errors: list[FieldError] = []
+        for i, res in enumerate(self.ignored_resources):
+            found = label_key_errors(res)
+            if found:
+                errors.append(FieldError.invalid(f"ignoredResources[{i}]", res, "; ".join(found)))
+        for i, group in enumerate(self.ignored_resource_groups):
+            path = f"ignoredResourceGroups[{i}]"
+            if "/" in group:
+                errors.append(
+                    FieldError.invalid(path, group, "resource group name can't contain '/'")
+                )
+            found = label_key_errors(group)
+            if found:
+                errors.append(FieldError.invalid(path, group, "; ".join(found)))
+        return errors
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """One shortfall of a node for a pod (``noderesources.InsufficientResource``)."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+    """The request exceeds the node's whole allocatable: preemption cannot help."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    """The incoming pod's requests; unaffected by other pods."""
+
+    requests: Resource
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+def fits_request(
+    requests: Resource,
+    allocatable: Resource,
+    requested: Resource,
+    pod_count: int,
+    ignored_resources: frozenset[str] = frozenset(),
+    ignored_resource_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """Every resource the node lacks for the pod (``fitsRequest``), in upstream order.
+
+    ``requested`` is what the node's ``pod_count`` pods already request.
+    """
+    insufficient: list[InsufficientResource] = []
+    allowed = allocatable.allowed_pod_number
+    if pod_count + 1 > allowed:
+        insufficient.append(InsufficientResource(PODS, REASON_TOO_MANY_PODS, 1, pod_count, allowed))
+    if requests.is_zero:
+        return insufficient
+
+    checks = (
+        (CPU, requests.milli_cpu, requested.milli_cpu, allocatable.milli_cpu),
+        (MEMORY, requests.memory, requested.memory, allocatable.memory),
+        (
+            EPHEMERAL_STORAGE,
+            requests.ephemeral_storage,
+            requested.ephemeral_storage,
+            allocatable.ephemeral_storage,
+        ),
+    )
+    for name, want, used, capacity in checks:
+        if want > 0 and want > capacity - used:
+            insufficient.append(
+                InsufficientResource(
+                    name, f"Insufficient {name}", want, used, capacity, want > capacity
+                )
+            )
+
+    for name in sorted(requests.scalar_resources):
+        want = requests.scalar_resources[name]
+        if want == 0:
+            continue
+        if is_extended_resource_name(name):
+            group = name.split("/")[0] if ignored_resource_groups else ""
+            if name in ignored_resources or group in ignored_resource_groups:
+                continue
+        capacity = allocatable.scalar(name)
+        used = requested.scalar(name)
+        if want > 0 and want > capacity - used:
+            insufficient.append(
+                InsufficientResource(
+                    name, f"Insufficient {name}", want, used, capacity, want > capacity
+                )
+            )
+    return insufficient
+
+
+class Fit:
+    """Checks that a node has room for the pod's requests and one more pod."""
+
+    def __init__(self, args: NodeResourcesFitArgs, features: Features) -> None:
+        self._ignored_resources = frozenset(args.ignored_resources)
+        self._ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        self._pod_level_resources = features.enable_pod_level_resources
+        # NodeInfo keeps no totals yet: memoise them per node object and generation.
+        self._usage: OrderedDict[int, tuple[NodeInfo, int, Resource, Resource]] = OrderedDict()
+
+    @property
+    def name(self) -> str:
+        """``NodeResourcesFit``."""
+        return NAME
+
+    def pod_requests(self, pod: Pod) -> Resource:
+        """The pod's requests as PreFilter computes them (``computePodResourceRequest``)."""
+        return pod_requests(pod, pod_level_resources=self._pod_level_resources)
+
+    def node_usage(self, node_info: NodeInfo) -> tuple[Resource, Resource]:
+        """``(allocatable, requested)`` of a node, the latter summed over its pods."""
+        key = id(node_info)
+        hit = self._usage.get(key)
+        if hit is not None and hit[0] is node_info and hit[1] == node_info.generation:
+            return hit[2], hit[3]
+        allocatable = node_allocatable(node_info.node)
+        requested, _ = sum_pod_resources(
+            node_info.pods, pod_level_resources=self._pod_level_resources
+        )
+        self._usage[key] = (node_info, node_info.generation, allocatable, requested)
+        self._usage.move_to_end(key)
+        if len(self._usage) > 16384:
+            self._usage.popitem(last=False)
+        return allocatable, requested
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Compute the pod's requests once per cycle."""
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(self.pod_requests(pod)))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """None: the state does not depend on other pods."""
+        return None
+
+    def insufficient_resources(
+        self, requests: Resource, node_info: NodeInfo
+    ) -> list[InsufficientResource]:
+        """What the node lacks for a pod with these requests."""
+        allocatable, requested = self.node_usage(node_info)
+        return fits_request(
+            requests,
+            allocatable,
+            requested,
+            len(node_info.pods),
+            self._ignored_resources,
+            self._ignored_resource_groups,
+        )
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Reject the node with one reason per insufficient resource."""
+        try:
+            s = state.read(PRE_FILTER_STATE_KEY, _PreFilterState)
+        except StateNotFoundError:
+            return as_status(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        except TypeError as exc:
+            return as_status(exc)
+        insufficient = self.insufficient_resources(s.requests, node_info)
+        if not insufficient:
+            return None
+        code = (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            if any(r.unresolvable for r in insufficient)
+            else Code.UNSCHEDULABLE
+        )
+        return Status(code, tuple(r.reason for r in insufficient))
+
+
+def fits(
+    pod: Pod, node_info: NodeInfo, features: Features | None = None
+) -> list[InsufficientResource]:
+    """What ``node_info`` lacks for ``pod``, with no ignored resources (``noderesources.Fits``)."""
+    plugin = Fit(NodeResourcesFitArgs(), features or Features())
+    return plugin.insufficient_resources(plugin.pod_requests(pod), node_info)
+
+
+def new_fit(args: object | None, handle: Handle, features: Features) -> Fit:
+    """The plugin factory (``noderesources.NewFit``); ``args`` must be NodeResourcesFitArgs."""
+    if args is None:
+        args = NodeResourcesFitArgs()
+    if not isinstance(args, NodeResourcesFitArgs):
+        raise ConfigError(
+            NAME, [f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}"]
+        )
+    errors = args.validate()
+    if errors:
+        raise ConfigError(NAME, errors)
+    return Fit(args, features)
+
+
+if TYPE_CHECKING:
+    _pre_filter: PreFilterPlugin = Fit(NodeResourcesFitArgs(), Features())
+    _filter: FilterPlugin = Fit(NodeResourcesFitArgs(), Features())
