@@ -64,6 +64,8 @@ def go_quote(text: str) -> str:
 
 def _render_value(value: object) -> str:
     # field.Error.ErrorBody: simple scalars with %v, strings with %q, the rest as JSON.
+    # Dicts keep their insertion order: Go marshals structs in field order (build such
+    # values in that order) and maps with sorted keys (build those sorted).
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -72,7 +74,7 @@ def _render_value(value: object) -> str:
         return go_quote(value)
     if value is None:
         return "null"
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return json.dumps(value, separators=(",", ":"), sort_keys=False, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
