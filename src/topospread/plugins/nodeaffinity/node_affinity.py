@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from topospread.errors import ConfigError
+from topospread.framework.config.types import NodeAffinityArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
@@ -33,7 +34,6 @@ from topospread.framework.interfaces import (
 )
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.status import Code, Status
-from topospread.model import objects
 from topospread.model.nodeaffinity import (
     OBJECT_NAME_FIELD,
     NodeSelectorMatcher,
@@ -69,14 +69,6 @@ ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affin
 """Filter reason when the profile's ``addedAffinity`` does not match."""
 ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
 """PreFilter reason when the ``metadata.name`` field terms leave no node."""
-
-
-@dataclass(frozen=True, slots=True)
-class NodeAffinityArgs:
-    """``NodeAffinityArgs``: node affinity every pod of the profile must also satisfy."""
-
-    added_affinity: objects.NodeAffinity | None = None
-    """``addedAffinity``; its required selector is ANDed with each pod's own affinity."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from topospread.errors import ConfigError, FieldError
+from topospread.errors import ConfigError
+from topospread.framework.config.types import NodeResourcesFitArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
@@ -38,7 +39,6 @@ from topospread.framework.interfaces import (
 )
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.status import Code, Status, as_status
-from topospread.model.nodeaffinity import label_key_errors
 from topospread.model.objects import Pod
 from topospread.model.resources import (
     CPU,
@@ -71,34 +71,6 @@ PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"
 """Filter reason when the node already runs as many pods as it allows."""
-
-
-@dataclass(frozen=True, slots=True)
-class NodeResourcesFitArgs:
-    """``NodeResourcesFitArgs`` (filtering part; ``scoringStrategy`` comes with Score)."""
-
-    ignored_resources: tuple[str, ...] = ()
-    """Extended resources Filter does not check."""
-    ignored_resource_groups: tuple[str, ...] = ()
-    """Extended resource prefixes (``example.com`` for ``example.com/gpu``) not checked."""
-
-    def validate(self) -> list[FieldError]:
-        """The errors ``ValidateNodeResourcesFitArgs`` reports for these fields."""
-        errors: list[FieldError] = []
-        for i, res in enumerate(self.ignored_resources):
-            found = label_key_errors(res)
-            if found:
-                errors.append(FieldError.invalid(f"ignoredResources[{i}]", res, "; ".join(found)))
-        for i, group in enumerate(self.ignored_resource_groups):
-            path = f"ignoredResourceGroups[{i}]"
-            if "/" in group:
-                errors.append(
-                    FieldError.invalid(path, group, "resource group name can't contain '/'")
-                )
-            found = label_key_errors(group)
-            if found:
-                errors.append(FieldError.invalid(path, group, "; ".join(found)))
-        return errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,9 +247,6 @@ def new_fit(args: object | None, handle: Handle, features: Features) -> Fit:
         raise ConfigError(
             NAME, [f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}"]
         )
-    errors = args.validate()
-    if errors:
-        raise ConfigError(NAME, errors)
     return Fit(args, features)
 
 

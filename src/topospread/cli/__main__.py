@@ -1,0 +1,5 @@
+"""``python -m topospread.cli``."""
+
+from topospread.cli import main
+
+main()

@@ -1,0 +1,95 @@
+"""Click commands: each checks its options, calls one library function, renders the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from topospread import KUBERNETES_VERSION, __version__
+from topospread.cli import examples as bundled
+from topospread.cli.render_explain import render_explanation
+from topospread.engine.explain import explain
+from topospread.errors import InputError, TopospreadError, UnsupportedError
+from topospread.io import load_cluster, load_configuration, load_pod
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_INPUT = 2
+
+
+def _reports_errors(command: F) -> F:
+    """Turn our exceptions into one readable message on stderr and exit status 2."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InputError as exc:
+            lines = exc.lines()
+            click.echo("error: " + lines[0], err=True)
+            for line in lines[1:]:
+                click.echo("error: " + line, err=True)
+            sys.exit(EXIT_INPUT)
+        except UnsupportedError as exc:
+            click.echo(f"unsupported: {exc}", err=True)
+            sys.exit(EXIT_INPUT)
+        except TopospreadError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_INPUT)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "TOPOSPREAD"})
+@click.version_option(__version__, message=f"%(prog)s %(version)s (kube-scheduler {KUBERNETES_VERSION})")
+def cli() -> None:
+    """Kubernetes Pod Topology Spread: where pods land, why one is Pending, how to keep spread."""
+
+
+@cli.command("explain")
+@click.option("--cluster", "cluster_files", multiple=True, type=click.Path(path_type=Path),
+              help="YAML/JSON file of Nodes, Pods, Services, ReplicaSets... (repeatable).")
+@click.option("--pod", "pod_file", type=click.Path(path_type=Path),
+              help="YAML/JSON file holding the pod to schedule.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path),
+              help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default profile if omitted.")
+@click.option("--example", "example", metavar="NAME",
+              help="Run a bundled example instead of files (see `topospread examples`).")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Human-readable text or the JSON documented in the README.")
+@_reports_errors
+def explain_command(cluster_files: Sequence[Path], pod_file: Path | None,
+                    config_file: Path | None, example: str | None, output: str) -> None:
+    """Explain one scheduling attempt: every node's verdict, the spread arithmetic, scores."""
+    if example is not None:
+        if cluster_files or pod_file:
+            raise click.UsageError("--example cannot be combined with --cluster or --pod")
+        files = bundled.find(example)
+        cluster_files, pod_file = files.cluster, files.pod
+        config_file = config_file or files.config
+    if not cluster_files or pod_file is None:
+        raise click.UsageError("give --cluster FILE (one or more) and --pod FILE, or --example NAME")
+    cluster, notes = load_cluster(cluster_files)
+    pod = load_pod(pod_file)
+    configuration = load_configuration(config_file)
+    result = explain(cluster, pod, configuration)
+    for note in (*notes, *result.notes):
+        click.echo(f"note: {note}", err=True)
+    if output == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        render_explanation(result, Console(highlight=False, soft_wrap=True))
+
+
+@cli.command("examples")
+def examples_command() -> None:
+    """List the bundled examples (run one with `topospread explain --example NAME`)."""
+    for example in bundled.all_examples():
+        click.echo(f"{example.name:32} {example.summary}")

@@ -1,0 +1,79 @@
+"""A cluster as the tools see it: nodes, assigned pods and workload objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from topospread.framework.node_info import ClusterObjects, Snapshot
+from topospread.model.objects import (
+    KubeObject,
+    Node,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+
+__all__ = ["Cluster"]
+
+_TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """Objects of a cluster, in input order, and notes on what was left out."""
+
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    """Pods the scheduler's cache holds: assigned to a known node and not terminal."""
+    objects: ClusterObjects = ClusterObjects()
+    notes: tuple[str, ...] = ()
+    """Why some input pods are not part of the cluster (pending, terminal, unknown node)."""
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[KubeObject]) -> Cluster:
+        """Sort decoded objects into a cluster, as the scheduler's informers would see them."""
+        nodes: list[Node] = []
+        pods: list[Pod] = []
+        services: list[Service] = []
+        rcs: list[ReplicationController] = []
+        rss: list[ReplicaSet] = []
+        sss: list[StatefulSet] = []
+        for obj in objects:
+            if isinstance(obj, Node):
+                nodes.append(obj)
+            elif isinstance(obj, Pod):
+                pods.append(obj)
+            elif isinstance(obj, Service):
+                services.append(obj)
+            elif isinstance(obj, ReplicationController):
+                rcs.append(obj)
+            elif isinstance(obj, ReplicaSet):
+                rss.append(obj)
+            else:
+                sss.append(obj)
+        node_names = {node.name for node in nodes}
+        kept: list[Pod] = []
+        notes: list[str] = []
+        pending = 0
+        for pod in pods:
+            if not pod.node_name:
+                pending += 1
+            elif pod.phase in _TERMINAL_PHASES:
+                # The scheduler's pod informer excludes Succeeded and Failed pods.
+                notes.append(f"pod {pod.key} is {pod.phase}: not counted")
+            elif pod.node_name not in node_names:
+                notes.append(f"pod {pod.key} is on unknown node {pod.node_name}: not counted")
+            else:
+                kept.append(pod)
+        if pending:
+            notes.append(f"{pending} pod(s) without spec.nodeName are pending: not counted")
+        return cls(tuple(nodes), tuple(kept),
+                   ClusterObjects(tuple(services), tuple(rcs), tuple(rss), tuple(sss)),
+                   tuple(notes))
+
+    def snapshot(self) -> Snapshot:
+        """A fresh snapshot of nodes and their pods."""
+        return Snapshot(self.nodes, self.pods)

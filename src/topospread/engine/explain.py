@@ -1,0 +1,367 @@
+"""One scheduling attempt, explained: every node's verdict, the spread arithmetic, scores.
+
+Runs the profile exactly as kube-scheduler's ``schedulePod`` would, with two deliberate
+differences that only add information: every node is evaluated (no
+percentageOfNodesToScore cut-off) and feasible nodes are scored even when only one
+passes. Ties for the best score go to the first node in input order (kube-scheduler
+picks one of them at random); :attr:`Explanation.tied_nodes` lists them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from topospread.errors import InputError, UnsupportedError
+from topospread.framework.config.types import SchedulerConfiguration
+from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.runtime import Framework, PluginFactory
+from topospread.framework.status import Code, Status
+from topospread.model.objects import Pod
+from topospread.plugins import names
+from topospread.plugins.podtopologyspread import PodTopologySpread
+from topospread.plugins.podtopologyspread.common import Constraint
+from topospread.plugins.podtopologyspread.filtering import (
+    PreFilterState,
+    SkewCheck,
+    check_constraint,
+    get_pre_filter_state,
+)
+from topospread.plugins.podtopologyspread.scoring import PreScoreState, get_pre_score_state
+from topospread.plugins.registry import in_tree_registry
+from topospread.engine.cluster import Cluster
+
+__all__ = [
+    "Explanation",
+    "FilterVerdict",
+    "HardConstraintReport",
+    "NodeResult",
+    "SoftConstraintReport",
+    "explain",
+    "fit_error_message",
+]
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+
+@dataclass(frozen=True, slots=True)
+class FilterVerdict:
+    """A node's filtering outcome: the first rejecting plugin and its reasons."""
+
+    code: Code
+    plugin: str | None = None
+    reasons: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, status: Status | None) -> FilterVerdict:
+        """From a framework status (None is success)."""
+        if status is None:
+            return cls(Code.SUCCESS)
+        return cls(status.code, status.plugin, status.reasons)
+
+    @property
+    def passed(self) -> bool:
+        """Whether the node is feasible."""
+        return self.code is Code.SUCCESS
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResult:
+    """One node's verdict and, if feasible, its scores."""
+
+    name: str
+    filter: FilterVerdict
+    scores: Mapping[str, int] = field(default_factory=dict)
+    """Normalized score (0..100, before weight) per score plugin that did not Skip."""
+    total_score: int | None = None
+    """Σ score × weight; None for infeasible nodes."""
+    raw_scores: Mapping[str, int] = field(default_factory=dict)
+    """PodTopologySpread's raw score before normalization, for the explanation."""
+
+
+@dataclass(frozen=True, slots=True)
+class HardConstraintReport:
+    """A DoNotSchedule constraint: its domains, counts and each node's skew arithmetic."""
+
+    constraint: Constraint
+    domain_counts: Mapping[str, int]
+    """Eligible domain -> matching pods (sorted by domain)."""
+    min_match_num: int
+    """The global minimum used by Filter."""
+    min_forced_to_zero: bool
+    """True when eligible domains < minDomains, which forces the global minimum to 0."""
+    checks: Mapping[str, SkewCheck]
+    """Node name -> the arithmetic for placing the pod there."""
+
+
+@dataclass(frozen=True, slots=True)
+class SoftConstraintReport:
+    """A ScheduleAnyway constraint: domain counts of the scored nodes and its weight."""
+
+    constraint: Constraint
+    domain_counts: Mapping[str, int]
+    weight: float
+    size: int
+    """Domains (or, for hostname, scored nodes) the weight ln(size + 2) is computed from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why each node passed or failed, and where the pod would go."""
+
+    pod: Pod
+    profile: str
+    nodes: tuple[NodeResult, ...]
+    selected_node: str | None
+    tied_nodes: tuple[str, ...]
+    message: str | None
+    """kube-scheduler's FailedScheduling message when no node fits, else None."""
+    hard_constraints: tuple[HardConstraintReport, ...] = ()
+    soft_constraints: tuple[SoftConstraintReport, ...] = ()
+    soft_ignored_nodes: tuple[str, ...] = ()
+    spread_source: str = "none"
+    """``pod`` (own constraints), ``defaults`` (cluster defaults applied) or ``none``."""
+    score_weights: Mapping[str, int] = field(default_factory=dict)
+    unimplemented: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Extension point -> enabled upstream plugins that topospread does not run yet."""
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The documented JSON shape (``explain --output json``)."""
+        from topospread import KUBERNETES_VERSION
+
+        return {
+            "pod": self.pod.key,
+            "kubernetesVersion": KUBERNETES_VERSION,
+            "profile": self.profile,
+            "nodes": [
+                {
+                    "name": n.name,
+                    "filter": {
+                        "code": n.filter.code.label,
+                        "plugin": n.filter.plugin,
+                        "reasons": list(n.filter.reasons),
+                    },
+                    "scores": dict(n.scores),
+                    "totalScore": n.total_score,
+                }
+                for n in self.nodes
+            ],
+            "selectedNode": self.selected_node,
+            "tiedNodes": list(self.tied_nodes) if len(self.tied_nodes) > 1 else [],
+            "message": self.message,
+            "unimplementedPlugins": {k: list(v) for k, v in self.unimplemented.items()},
+        }
+
+
+def fit_error_message(total_nodes: int, statuses: Mapping[str, Status],
+                      absent_status: Status | None = None, pre_filter_message: str = "") -> str:
+    """kube-scheduler's ``FitError.Error()``: a sorted histogram of rejection reasons."""
+    message = NO_NODE_AVAILABLE.format(total_nodes) + ":"
+    if pre_filter_message:
+        return message + f" {pre_filter_message}."
+    histogram: Counter[str] = Counter()
+    for status in statuses.values():
+        histogram.update(status.reasons)
+    if absent_status is not None and len(statuses) < total_nodes:
+        for reason in absent_status.reasons:
+            histogram[reason] += total_nodes - len(statuses)
+    # Go sorts the "<count> <reason>" strings, so "10 x" sorts before "2 y".
+    parts = sorted(f"{count} {reason}" for reason, count in histogram.items())
+    if parts:
+        message += " " + ", ".join(parts) + "."
+    return message
+
+
+_UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
+    (names.NODE_PORTS, "the pod requests host ports"),
+    (names.VOLUME_BINDING, "the pod mounts PersistentVolumeClaims or ephemeral volumes"),
+    (names.INTER_POD_AFFINITY, "inter-pod affinity or anti-affinity is in use"),
+    (names.DYNAMIC_RESOURCES, "the pod uses resource claims"),
+)
+
+
+def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
+    uses = {
+        names.NODE_PORTS: any(p.host_port for c in (*pod.containers, *pod.init_containers)
+                              for p in c.ports),
+        names.VOLUME_BINDING: bool(pod.volume_claims),
+        names.INTER_POD_AFFINITY: (pod.affinity is not None and pod.affinity.has_pod_affinity)
+        or any(p.affinity is not None and p.affinity.pod_anti_affinity_required
+               for p in cluster.pods),
+        names.DYNAMIC_RESOURCES: bool(pod.resource_claims),
+    }
+    return [f"{why}, which needs the {plugin} plugin" for plugin, why in _UNSUPPORTED_CHECKS
+            if uses[plugin] and plugin in filters]
+
+
+def explain(
+    cluster: Cluster,
+    pod: Pod,
+    configuration: SchedulerConfiguration,
+    *,
+    registry: Mapping[str, PluginFactory] | None = None,
+    features: Features = Features(),
+) -> Explanation:
+    """Run one scheduling attempt of ``pod`` on ``cluster`` and explain every decision.
+
+    Raises :class:`InputError` when no profile serves the pod's schedulerName and
+    :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
+    """
+    profile = next((p for p in configuration.profiles
+                    if p.scheduler_name == pod.scheduler_name), None)
+    if profile is None:
+        known = ", ".join(f'"{p.scheduler_name}"' for p in configuration.profiles)
+        raise InputError("", message=f'no profile has schedulerName "{pod.scheduler_name}" '
+                         f"(profiles: {known}); kube-scheduler would ignore this pod")
+    if pod.scheduling_gates:
+        raise UnsupportedError(
+            f"pod {pod.key} has scheduling gates ({', '.join(pod.scheduling_gates)}): "
+            "kube-scheduler does not attempt to schedule it until they are removed")
+    snapshot = cluster.snapshot()
+    handle = Handle(snapshot, cluster.objects, configuration.parallelism)
+    framework = Framework(profile, registry if registry is not None else in_tree_registry(),
+                          handle, features)
+    unsupported = _unsupported_reasons(pod, cluster, set(framework.plugins_at("filter")))
+    if unsupported:
+        raise UnsupportedError(f"cannot explain pod {pod.key}: " + "; ".join(unsupported)
+                               + " (not implemented yet)")
+
+    state = CycleState()
+    node_infos = snapshot.node_infos
+    total = len(node_infos)
+    statuses: dict[str, Status | None] = {}
+    message: str | None = None
+    pre = framework.run_pre_filter_plugins(state, pod)
+    if pre.status is not None and pre.status.code is Code.ERROR:
+        statuses = dict.fromkeys((n.name for n in node_infos), pre.status)
+        message = pre.status.message
+    elif pre.status is not None and pre.status.is_rejected:
+        statuses = dict.fromkeys((n.name for n in node_infos), pre.status)
+        message = fit_error_message(total, {}, None, pre.status.message)
+    else:
+        absent: Status | None = None
+        allowed = None if pre.result is None else pre.result.node_names
+        if allowed is not None:
+            plugins = " ".join(sorted(pre.plugins_with_nodes))
+            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                            (f"node(s) didn't satisfy plugin(s) [{plugins}]",))
+        explicit: dict[str, Status] = {}
+        for info in node_infos:
+            if allowed is not None and info.name not in allowed:
+                statuses[info.name] = absent
+                continue
+            status = framework.run_filter_plugins(state, pod, info)
+            statuses[info.name] = status
+            if status is not None:
+                explicit[info.name] = status
+        errors = [s for s in explicit.values() if s.code is Code.ERROR]
+        if errors:
+            message = errors[0].message
+        elif all(s is not None for s in statuses.values()):
+            message = fit_error_message(total, explicit, absent)
+
+    feasible = [info for info in node_infos if statuses.get(info.name) is None]
+    scores: dict[str, tuple[dict[str, int], int]] = {}
+    raw_spread: dict[str, int] = {}
+    if feasible and message is None:
+        status = framework.run_pre_score_plugins(state, pod, feasible)
+        if status is not None:
+            message = status.message
+        else:
+            spread = framework.plugin(names.POD_TOPOLOGY_SPREAD)
+            if isinstance(spread, PodTopologySpread) and names.POD_TOPOLOGY_SPREAD \
+                    not in state.skip_score_plugins:
+                for info in feasible:
+                    raw_spread[info.name] = spread.score(state, pod, info)[0]
+            results, status = framework.run_score_plugins(state, pod, feasible)
+            if status is not None:
+                message = status.message
+            for result in results:
+                scores[result.name] = (result.scores, result.total_score)
+
+    nodes = tuple(
+        NodeResult(
+            name=info.name,
+            filter=FilterVerdict.of(statuses.get(info.name)),
+            scores=scores.get(info.name, ({}, 0))[0],
+            total_score=scores[info.name][1] if info.name in scores else None,
+            raw_scores=({names.POD_TOPOLOGY_SPREAD: raw_spread[info.name]}
+                        if info.name in raw_spread else {}),
+        )
+        for info in node_infos
+    )
+    selected: str | None = None
+    tied: tuple[str, ...] = ()
+    if scores and message is None:
+        best = max(total_score for _, total_score in scores.values())
+        tied = tuple(n.name for n in nodes if n.total_score == best)
+        selected = tied[0]
+    return Explanation(
+        pod=pod,
+        profile=profile.scheduler_name,
+        nodes=nodes,
+        selected_node=selected,
+        tied_nodes=tied,
+        message=message,
+        hard_constraints=_hard_reports(state, pod, snapshot.node_infos),
+        soft_constraints=_soft_reports(state),
+        soft_ignored_nodes=_soft_ignored(state),
+        spread_source=_spread_source(pod, framework),
+        score_weights=dict(framework.score_weights),
+        unimplemented={k: tuple(v) for k, v in framework.unimplemented.items()},
+        notes=cluster.notes,
+    )
+
+
+def _spread_source(pod: Pod, framework: Framework) -> str:
+    if pod.topology_spread_constraints:
+        return "pod"
+    spread = framework.plugin(names.POD_TOPOLOGY_SPREAD)
+    if isinstance(spread, PodTopologySpread) and spread.default_constraints:
+        return "defaults"
+    return "none"
+
+
+def _hard_reports(state: CycleState, pod: Pod, node_infos: list) -> tuple[HardConstraintReport, ...]:  # type: ignore[type-arg]
+    try:
+        s: PreFilterState = get_pre_filter_state(state)
+    except StateNotFoundError:
+        return ()
+    reports = []
+    for index, constraint in enumerate(s.constraints):
+        counts = s.tp_value_to_match_num[index]
+        reports.append(HardConstraintReport(
+            constraint=constraint,
+            domain_counts=dict(sorted(counts.items())),
+            min_match_num=s.min_match_num(index),
+            min_forced_to_zero=len(counts) < constraint.min_domains,
+            checks={info.name: check_constraint(s, index, pod, info.node) for info in node_infos},
+        ))
+    return tuple(reports)
+
+
+def _soft_reports(state: CycleState) -> tuple[SoftConstraintReport, ...]:
+    try:
+        s: PreScoreState = get_pre_score_state(state)
+    except StateNotFoundError:
+        return ()
+    return tuple(
+        SoftConstraintReport(
+            constraint=constraint,
+            domain_counts=dict(sorted(s.topology_value_to_pod_counts[index].items())),
+            weight=s.topology_normalizing_weight[index],
+            size=s.topology_sizes[index],
+        )
+        for index, constraint in enumerate(s.constraints)
+    )
+
+
+def _soft_ignored(state: CycleState) -> tuple[str, ...]:
+    try:
+        return tuple(sorted(get_pre_score_state(state).ignored_nodes))
+    except StateNotFoundError:
+        return ()

@@ -1,0 +1,303 @@
+"""The framework runtime: builds a profile's plugins and runs the extension points.
+
+Mirrors ``pkg/scheduler/framework/runtime`` for what one scheduling attempt needs:
+multiPoint expansion and score weights as ``NewFramework`` computes them, then
+PreFilter → Filter → PreScore → Score → NormalizeScore → weights, with upstream's
+status semantics (first rejecting Filter wins, PreFilter/PreScore Skip disables the
+plugin's Filter/Score for the cycle, Error aborts).
+
+Plugins that exist upstream but are not implemented here are recorded in
+:attr:`Framework.unimplemented`, per extension point, so callers can say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from topospread.errors import ConfigError, FieldError
+from topospread.framework.config.types import IN_TREE_PLUGINS, Plugins, PluginSet, Profile
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import Features
+from topospread.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    FilterPlugin,
+    Handle,
+    NodeScore,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from topospread.framework.node_info import NodeInfo
+from topospread.framework.status import Code, Status, as_status, is_success
+from topospread.model.objects import Pod
+
+__all__ = [
+    "EXTENSION_POINTS",
+    "Framework",
+    "NodePluginScores",
+    "PluginFactory",
+    "PreFilterOutcome",
+]
+
+PluginFactory = Callable[[object | None, Handle, Features], Plugin]
+"""Builds a plugin from its (decoded, defaulted, validated) args."""
+
+EXTENSION_POINTS: tuple[str, ...] = (
+    "pre_filter", "filter", "post_filter", "reserve", "pre_score", "score",
+    "pre_bind", "bind", "post_bind", "permit", "pre_enqueue", "queue_sort",
+)
+"""Extension points in the order upstream's getExtensionPoints lists them."""
+
+_RUNNABLE: Mapping[str, type] = {
+    "pre_filter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "pre_score": PreScorePlugin,
+    "score": ScorePlugin,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterOutcome:
+    """What RunPreFilterPlugins returns: narrowing, status, and the narrowing plugins."""
+
+    result: PreFilterResult | None
+    status: Status | None
+    plugins_with_nodes: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class NodePluginScores:
+    """Per node: each score plugin's normalized score (before weight) and the weighted total."""
+
+    name: str
+    scores: dict[str, int] = field(default_factory=dict)
+    """Plugin name -> normalized score in 0..100."""
+    total_score: int = 0
+    """Σ normalized × weight."""
+
+
+def _enabled_names(plugin_set: PluginSet) -> list[str]:
+    return [ref.name for ref in plugin_set.enabled]
+
+
+class Framework:
+    """One profile's plugins, ready to run scheduling cycles."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Mapping[str, PluginFactory],
+        handle: Handle,
+        features: Features = Features(),
+        *,
+        source: str = "",
+    ) -> None:
+        self.profile = profile
+        self.handle = handle
+        self.unimplemented: dict[str, list[str]] = {}
+        """Extension point -> upstream plugins enabled there that topospread does not run."""
+        plugins = profile.plugins
+        needed: list[str] = []
+        for point in (*EXTENSION_POINTS, "multi_point"):
+            for name in _enabled_names(getattr(plugins, point)):
+                if name not in needed:
+                    needed.append(name)
+        self._instances: dict[str, Plugin] = {}
+        errors: list[FieldError | str] = []
+        for name in needed:
+            factory = registry.get(name)
+            if factory is None:
+                if name not in IN_TREE_PLUGINS:
+                    errors.append(f'profile "{profile.scheduler_name}": plugin "{name}" '
+                                  "does not exist")
+                continue
+            try:
+                self._instances[name] = factory(profile.plugin_config.get(name), handle, features)
+            except ConfigError:
+                raise
+        if errors:
+            raise ConfigError(source, errors)
+
+        self._points: dict[str, list[str]] = {point: self._expand(plugins, point)
+                                             for point in EXTENSION_POINTS}
+        self.pre_filter_plugins: list[PreFilterPlugin] = self._runnable("pre_filter")
+        self.filter_plugins: list[FilterPlugin] = self._runnable("filter")
+        self.pre_score_plugins: list[PreScorePlugin] = self._runnable("pre_score")
+        self.score_plugins: list[ScorePlugin] = self._runnable("score")
+        self.score_weights: dict[str, int] = self._score_weights(plugins)
+
+    # -- construction --------------------------------------------------------------
+
+    def _implements(self, name: str, point: str) -> bool:
+        # What upstream's plugin implements decides the expansion, so that a plugin
+        # topospread implements only partly is still reported where it is missing.
+        if name in IN_TREE_PLUGINS:
+            return point in IN_TREE_PLUGINS[name]
+        instance = self._instances.get(name)
+        protocol = _RUNNABLE.get(point)
+        return instance is not None and protocol is not None and isinstance(instance, protocol)
+
+    def _expand(self, plugins: Plugins, point: str) -> list[str]:
+        # expandMultiPointPlugins: explicitly configured plugins that are also in
+        # multiPoint come first (in the explicit order), then multiPoint plugins, then
+        # the rest of the explicit list.
+        plugin_set: PluginSet = getattr(plugins, point)
+        enabled = _enabled_names(plugin_set)
+        disabled = {ref.name for ref in plugin_set.disabled}
+        if "*" in disabled or not plugins.multi_point.enabled:
+            return enabled
+        multi: list[str] = []
+        overrides: list[str] = []
+        for name in _enabled_names(plugins.multi_point):
+            if not self._implements(name, point) or name in disabled:
+                continue
+            if name in enabled:
+                overrides.append(name)
+                continue
+            if name not in multi:
+                multi.append(name)
+        ordered = [n for n in enabled if n in overrides]
+        ordered += multi
+        ordered += [n for n in enabled if n not in overrides]
+        return ordered
+
+    def _runnable(self, point: str) -> list[Any]:
+        runnable = []
+        protocol = _RUNNABLE[point]
+        for name in self._points[point]:
+            instance = self._instances.get(name)
+            if instance is None or not isinstance(instance, protocol):
+                self.unimplemented.setdefault(point, []).append(name)
+                continue
+            runnable.append(instance)
+        return runnable
+
+    def _score_weights(self, plugins: Plugins) -> dict[str, int]:
+        # getValidScoreWeights: the Score list's weight wins over multiPoint's; 0 means 1.
+        weights: dict[str, int] = {}
+        for ref in (*plugins.score.enabled, *plugins.multi_point.enabled):
+            if ref.name in weights or not self._implements(ref.name, "score"):
+                continue
+            weights[ref.name] = ref.weight or 1
+        return weights
+
+    def plugins_at(self, point: str) -> list[str]:
+        """Names enabled at an extension point after multiPoint expansion, in run order."""
+        return list(self._points[point])
+
+    def plugin(self, name: str) -> Plugin | None:
+        """The plugin instance with this name, if it runs in this profile."""
+        return self._instances.get(name)
+
+    # -- running -------------------------------------------------------------------
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> PreFilterOutcome:
+        """Run every PreFilter (``RunPreFilterPlugins``) and record the skipped plugins."""
+        nodes = self.handle.snapshot.node_infos
+        skipped: set[str] = set()
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        return_status: Status | None = None
+        try:
+            for plugin in self.pre_filter_plugins:
+                plugin_result, status = plugin.pre_filter(state, pod, nodes)
+                if status is not None and status.is_skip:
+                    skipped.add(plugin.name)
+                    continue
+                if not is_success(status):
+                    assert status is not None
+                    status = status.with_plugin(plugin.name)
+                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return PreFilterOutcome(None, status)
+                    if status.code is Code.UNSCHEDULABLE:
+                        return_status = status
+                        continue
+                    return PreFilterOutcome(None, Status(
+                        Code.ERROR,
+                        (f'running PreFilter plugin "{plugin.name}": {status.message}',),
+                        plugin.name))
+                if plugin_result is not None and not plugin_result.all_nodes():
+                    with_nodes.append(plugin.name)
+                result = plugin_result if result is None else result.merge(plugin_result)
+                if result is not None and result.node_names is not None and not result.node_names:
+                    names = sorted(set(with_nodes))
+                    if len(names) == 1:
+                        message = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        message = ("node(s) didn't satisfy plugin(s) "
+                                   f"[{' '.join(names)}] simultaneously")
+                    return PreFilterOutcome(
+                        result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,)),
+                        frozenset(names))
+            return PreFilterOutcome(result, return_status, frozenset(with_nodes))
+        finally:
+            state.skip_filter_plugins = frozenset(skipped)
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Run the Filters on one node; the first non-success status wins (``RunFilterPlugins``)."""
+        for plugin in self.filter_plugins:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            status = plugin.filter(state, pod, node_info)
+            if not is_success(status):
+                assert status is not None
+                if not status.is_rejected:
+                    status = Status(Code.ERROR, (
+                        f'running "{plugin.name}" filter plugin: {status.message}',))
+                return status.with_plugin(plugin.name)
+        return None
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod,
+                              nodes: Sequence[NodeInfo]) -> Status | None:
+        """Run every PreScore and record the skipped plugins (``RunPreScorePlugins``)."""
+        skipped: set[str] = set()
+        try:
+            for plugin in self.pre_score_plugins:
+                status = plugin.pre_score(state, pod, nodes)
+                if status is not None and status.is_skip:
+                    skipped.add(plugin.name)
+                    continue
+                if not is_success(status):
+                    assert status is not None
+                    return as_status(f'running PreScore plugin "{plugin.name}": {status.message}')
+            return None
+        finally:
+            state.skip_score_plugins = frozenset(skipped)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodePluginScores], Status | None]:
+        """Score, normalize, check the 0..100 range and weight (``RunScorePlugins``)."""
+        plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
+        results = [NodePluginScores(info.name) for info in nodes]
+        for plugin in plugins:
+            node_scores: list[NodeScore] = []
+            for info in nodes:
+                raw, status = plugin.score(state, pod, info)
+                if not is_success(status):
+                    assert status is not None
+                    return [], as_status(f"running Score plugins: {status.message}")
+                node_scores.append(NodeScore(info.name, raw))
+            extensions = plugin.score_extensions()
+            if extensions is not None:
+                status = extensions.normalize_score(state, pod, node_scores)
+                if not is_success(status):
+                    assert status is not None
+                    return [], as_status(
+                        "running Normalize on Score plugins: "
+                        f'plugin "{plugin.name}" failed with: {status.message}')
+            weight = self.score_weights.get(plugin.name, 1)
+            for entry, node_score in zip(results, node_scores, strict=True):
+                if not MIN_NODE_SCORE <= node_score.score <= MAX_NODE_SCORE:
+                    return [], as_status(
+                        f'plugin "{plugin.name}" returns an invalid score {node_score.score}, '
+                        f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                        "after normalizing")
+                entry.scores[plugin.name] = node_score.score
+                entry.total_score += node_score.score * weight
+        return results, None
