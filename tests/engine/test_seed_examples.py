@@ -41,7 +41,8 @@ def test_one_constraint_puts_the_pod_in_zone_b() -> None:
     }
     (zone,) = result.hard_constraints
     assert dict(zone.domain_counts) == {"zoneA": 2, "zoneB": 1}
-    assert zone.checks["node1"].skew == 2 and zone.checks["node3"].skew == 1
+    assert zone.checks["node1"].skew == 2
+    assert zone.checks["node3"].skew == 1
 
 
 def test_two_constraints_leave_only_node4() -> None:
@@ -54,8 +55,9 @@ def test_conflicting_constraints_keep_the_pod_pending() -> None:
     result = run_example("conflicting-constraints")
     assert feasible(result) == []
     assert result.selected_node is None
-    assert result.message == ("0/3 nodes are available: 3 node(s) didn't match pod topology "
-                              "spread constraints.")
+    assert result.message == (
+        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
+    )
 
 
 def test_node_affinity_excludes_zone_c_from_the_minimum_and_places_the_pod_in_zone_b() -> None:
@@ -70,9 +72,11 @@ def test_min_domains_caps_each_zone_at_max_skew_when_zones_are_missing() -> None
     result = run_example("min-domains")
     assert feasible(result) == []
     (report,) = result.hard_constraints
-    assert report.min_forced_to_zero and report.min_match_num == 0
-    assert result.message == ("0/4 nodes are available: 4 node(s) didn't match pod topology "
-                              "spread constraints.")
+    assert report.min_forced_to_zero
+    assert report.min_match_num == 0
+    assert result.message == (
+        "0/4 nodes are available: 4 node(s) didn't match pod topology spread constraints."
+    )
 
 
 def test_system_defaults_prefer_the_emptiest_node_of_the_emptiest_zone() -> None:
@@ -88,30 +92,50 @@ def test_system_defaults_prefer_the_emptiest_node_of_the_emptiest_zone() -> None
 
 def kep_cluster(zone_counts: dict[str, int]) -> tuple[Cluster, list[Node]]:
     nodes = [make_node().name(f"node-{zone}").label("zone", zone).obj() for zone in zone_counts]
-    pods = [make_pod().name(f"p-{zone}-{i}").label("app", "web").node(f"node-{zone}").obj()
-            for zone, count in zone_counts.items() for i in range(count)]
+    pods = [
+        make_pod().name(f"p-{zone}-{i}").label("app", "web").node(f"node-{zone}").obj()
+        for zone, count in zone_counts.items()
+        for i in range(count)
+    ]
     return Cluster(tuple(nodes), tuple(pods)), nodes
 
 
 def kep_pod(max_skew: int, action: str = "DoNotSchedule") -> Pod:
-    return (make_pod().name("incoming").label("app", "web")
-            .spread_constraint(max_skew, "zone", action, make_selector().label("app", "web").obj())
-            .obj())
+    return (
+        make_pod()
+        .name("incoming")
+        .label("app", "web")
+        .spread_constraint(max_skew, "zone", action, make_selector().label("app", "web").obj())
+        .obj()
+    )
 
 
 @pytest.mark.parametrize(
     ("zone_counts", "max_skew", "expected"),
     [
-        pytest.param({"z1": 3, "z2": 2, "z3": 2}, 1, ["node-z2", "node-z3"],
-                     id="KEP MaxSkew 1 with 3/2/2: only zones at the minimum accept the pod"),
-        pytest.param({"z1": 3, "z2": 2, "z3": 2}, 2, ["node-z1", "node-z2", "node-z3"],
-                     id="KEP MaxSkew 2 with 3/2/2: every zone accepts the pod"),
-        pytest.param({"z1": 4, "z2": 3, "z3": 2}, 1, ["node-z3"],
-                     id="KEP MaxSkew 1 with 4/3/2: only the emptiest zone accepts the pod"),
+        pytest.param(
+            {"z1": 3, "z2": 2, "z3": 2},
+            1,
+            ["node-z2", "node-z3"],
+            id="KEP MaxSkew 1 with 3/2/2: only zones at the minimum accept the pod",
+        ),
+        pytest.param(
+            {"z1": 3, "z2": 2, "z3": 2},
+            2,
+            ["node-z1", "node-z2", "node-z3"],
+            id="KEP MaxSkew 2 with 3/2/2: every zone accepts the pod",
+        ),
+        pytest.param(
+            {"z1": 4, "z2": 3, "z3": 2},
+            1,
+            ["node-z3"],
+            id="KEP MaxSkew 1 with 4/3/2: only the emptiest zone accepts the pod",
+        ),
     ],
 )
-def test_kep_max_skew_semantics(zone_counts: dict[str, int], max_skew: int,
-                                expected: list[str]) -> None:
+def test_kep_max_skew_semantics(
+    zone_counts: dict[str, int], max_skew: int, expected: list[str]
+) -> None:
     cluster, _ = kep_cluster(zone_counts)
     assert feasible(explain(cluster, kep_pod(max_skew), default_configuration())) == expected
 
@@ -119,20 +143,26 @@ def test_kep_max_skew_semantics(zone_counts: dict[str, int], max_skew: int,
 def test_kep_hard_constraint_with_an_infeasible_domain_keeps_the_pod_pending() -> None:
     # The only zone with room is tainted: the DoNotSchedule constraint still counts it as
     # the global minimum (nodeTaintsPolicy defaults to Ignore), so nowhere else is allowed.
-    nodes = [make_node().name("node-z1").label("zone", "z1").obj(),
-             make_node().name("node-z2").label("zone", "z2").taint("full", "", "NoSchedule").obj()]
+    nodes = [
+        make_node().name("node-z1").label("zone", "z1").obj(),
+        make_node().name("node-z2").label("zone", "z2").taint("full", "", "NoSchedule").obj(),
+    ]
     pods = [make_pod().name("p1").label("app", "web").node("node-z1").obj()]
     result = explain(Cluster(tuple(nodes), tuple(pods)), kep_pod(1), default_configuration())
     assert feasible(result) == []
     assert result.message == (
         "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
-        "1 node(s) had untolerated taint(s).")
+        "1 node(s) had untolerated taint(s)."
+    )
 
 
 def test_kep_soft_constraint_with_an_infeasible_domain_still_schedules_the_pod() -> None:
-    nodes = [make_node().name("node-z1").label("zone", "z1").obj(),
-             make_node().name("node-z2").label("zone", "z2").taint("full", "", "NoSchedule").obj()]
+    nodes = [
+        make_node().name("node-z1").label("zone", "z1").obj(),
+        make_node().name("node-z2").label("zone", "z2").taint("full", "", "NoSchedule").obj(),
+    ]
     pods = [make_pod().name("p1").label("app", "web").node("node-z1").obj()]
-    result = explain(Cluster(tuple(nodes), tuple(pods)), kep_pod(1, "ScheduleAnyway"),
-                     default_configuration())
+    result = explain(
+        Cluster(tuple(nodes), tuple(pods)), kep_pod(1, "ScheduleAnyway"), default_configuration()
+    )
     assert result.selected_node == "node-z1"

@@ -13,8 +13,10 @@ def main() -> None:
         import click  # noqa: F401
         import rich  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        sys.stderr.write(f"topospread: the command line needs {exc.name}; "
-                         "install it with: pip install 'topospread[cli]'\n")
+        sys.stderr.write(
+            f"topospread: the command line needs {exc.name}; "
+            "install it with: pip install 'topospread[cli]'\n"
+        )
         raise SystemExit(2) from None
     from topospread.cli.commands import cli
 

@@ -47,26 +47,58 @@ def _reports_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "TOPOSPREAD"})
-@click.version_option(__version__, message=f"%(prog)s %(version)s (kube-scheduler {KUBERNETES_VERSION})")
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "TOPOSPREAD"}
+)
+@click.version_option(
+    __version__, message=f"%(prog)s %(version)s (kube-scheduler {KUBERNETES_VERSION})"
+)
 def cli() -> None:
     """Kubernetes Pod Topology Spread: where pods land, why one is Pending, how to keep spread."""
 
 
 @cli.command("explain")
-@click.option("--cluster", "cluster_files", multiple=True, type=click.Path(path_type=Path),
-              help="YAML/JSON file of Nodes, Pods, Services, ReplicaSets... (repeatable).")
-@click.option("--pod", "pod_file", type=click.Path(path_type=Path),
-              help="YAML/JSON file holding the pod to schedule.")
-@click.option("--config", "config_file", type=click.Path(path_type=Path),
-              help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default profile if omitted.")
-@click.option("--example", "example", metavar="NAME",
-              help="Run a bundled example instead of files (see `topospread examples`).")
-@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Human-readable text or the JSON documented in the README.")
+@click.option(
+    "--cluster",
+    "cluster_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="YAML/JSON file of Nodes, Pods, Services, ReplicaSets... (repeatable).",
+)
+@click.option(
+    "--pod",
+    "pod_file",
+    type=click.Path(path_type=Path),
+    help="YAML/JSON file holding the pod to schedule.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default profile if omitted.",
+)
+@click.option(
+    "--example",
+    "example",
+    metavar="NAME",
+    help="Run a bundled example instead of files (see `topospread examples`).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Human-readable text or the JSON documented in the README.",
+)
 @_reports_errors
-def explain_command(cluster_files: Sequence[Path], pod_file: Path | None,
-                    config_file: Path | None, example: str | None, output: str) -> None:
+def explain_command(
+    cluster_files: Sequence[Path],
+    pod_file: Path | None,
+    config_file: Path | None,
+    example: str | None,
+    output: str,
+) -> None:
     """Explain one scheduling attempt: every node's verdict, the spread arithmetic, scores."""
     if example is not None:
         if cluster_files or pod_file:
@@ -75,7 +107,9 @@ def explain_command(cluster_files: Sequence[Path], pod_file: Path | None,
         cluster_files, pod_file = files.cluster, files.pod
         config_file = config_file or files.config
     if not cluster_files or pod_file is None:
-        raise click.UsageError("give --cluster FILE (one or more) and --pod FILE, or --example NAME")
+        raise click.UsageError(
+            "give --cluster FILE (one or more) and --pod FILE, or --example NAME"
+        )
     cluster, notes = load_cluster(cluster_files)
     pod = load_pod(pod_file)
     configuration = load_configuration(config_file)

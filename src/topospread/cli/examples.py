@@ -34,10 +34,19 @@ def all_examples() -> list[Example]:
         if not pod.exists():
             continue
         readme = folder / "README"
-        summary = readme.read_text(encoding="utf-8").strip().splitlines()[0] if readme.exists() else ""
+        summary = (
+            readme.read_text(encoding="utf-8").strip().splitlines()[0] if readme.exists() else ""
+        )
         config = folder / "config.yaml"
-        found.append(Example(folder.name, summary, (folder / "cluster.yaml",), pod,
-                             config if config.exists() else None))
+        found.append(
+            Example(
+                folder.name,
+                summary,
+                (folder / "cluster.yaml",),
+                pod,
+                config if config.exists() else None,
+            )
+        )
     return found
 
 

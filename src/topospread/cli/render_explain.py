@@ -11,7 +11,6 @@ from topospread.engine.explain import (
     Explanation,
     HardConstraintReport,
     NodeResult,
-    SoftConstraintReport,
 )
 from topospread.framework.status import Code
 from topospread.plugins import names
@@ -21,12 +20,18 @@ __all__ = ["render_explanation"]
 
 
 def _describe(c: Constraint, action: str) -> str:
-    parts = [f"topologyKey={c.topology_key}", f"maxSkew={c.max_skew}",
-             f"whenUnsatisfiable={action}", f"selector={c.selector}"]
+    parts = [
+        f"topologyKey={c.topology_key}",
+        f"maxSkew={c.max_skew}",
+        f"whenUnsatisfiable={action}",
+        f"selector={c.selector}",
+    ]
     if action == "DoNotSchedule":
         parts.append(f"minDomains={c.min_domains}")
-    parts += [f"nodeAffinityPolicy={c.node_affinity_policy.value}",
-              f"nodeTaintsPolicy={c.node_taints_policy.value}"]
+    parts += [
+        f"nodeAffinityPolicy={c.node_affinity_policy.value}",
+        f"nodeTaintsPolicy={c.node_taints_policy.value}",
+    ]
     return " ".join(parts)
 
 
@@ -36,18 +41,23 @@ def _global_min_sentence(report: HardConstraintReport) -> str:
     if report.min_forced_to_zero:
         if domains == 0:
             return f"no eligible domain < minDomains {c.min_domains}, so the global minimum is 0"
-        return (f"{domains} eligible domain(s) < minDomains {c.min_domains}, "
-                "so the global minimum is 0")
+        return (
+            f"{domains} eligible domain(s) < minDomains {c.min_domains}, so the global minimum is 0"
+        )
     at_min = [d for d, n in report.domain_counts.items() if n == report.min_match_num]
     where = ", ".join(repr(d) if d == "" else d for d in at_min[:4])
     more = f" and {len(at_min) - 4} more" if len(at_min) > 4 else ""
-    return (f"{domains} eligible domain(s) ≥ minDomains {c.min_domains}, so the global minimum "
-            f"is {report.min_match_num} (the smallest count, in {where}{more})")
+    return (
+        f"{domains} eligible domain(s) ≥ minDomains {c.min_domains}, so the global minimum "
+        f"is {report.min_match_num} (the smallest count, in {where}{more})"
+    )
 
 
 def _render_hard(console: Console, explanation: Explanation) -> None:
     for number, report in enumerate(explanation.hard_constraints, 1):
-        console.print(f"  [bold]hard #{number}[/bold] {_describe(report.constraint, 'DoNotSchedule')}")
+        console.print(
+            f"  [bold]hard #{number}[/bold] {_describe(report.constraint, 'DoNotSchedule')}"
+        )
         table = Table(box=None, padding=(0, 2), show_edge=False)
         table.add_column(f"    {report.constraint.topology_key}")
         table.add_column("matching pods", justify="right")
@@ -61,10 +71,13 @@ def _render_hard(console: Console, explanation: Explanation) -> None:
 
 def _render_soft(console: Console, explanation: Explanation) -> None:
     for number, report in enumerate(explanation.soft_constraints, 1):
-        console.print(f"  [bold]soft #{number}[/bold] "
-                      f"{_describe(report.constraint, 'ScheduleAnyway')}")
-        console.print(f"    weight ln({report.size} + 2) = {report.weight:.4f}"
-                      + ("  (hostname: counted per node)" if not report.domain_counts else ""))
+        console.print(
+            f"  [bold]soft #{number}[/bold] {_describe(report.constraint, 'ScheduleAnyway')}"
+        )
+        console.print(
+            f"    weight ln({report.size} + 2) = {report.weight:.4f}"
+            + ("  (hostname: counted per node)" if not report.domain_counts else "")
+        )
         if report.domain_counts:
             table = Table(box=None, padding=(0, 2), show_edge=False)
             table.add_column(f"    {report.constraint.topology_key}")
@@ -73,8 +86,10 @@ def _render_soft(console: Console, explanation: Explanation) -> None:
                 table.add_row(f"    {domain!r}" if domain == "" else f"    {domain}", str(count))
             console.print(table)
     if explanation.soft_ignored_nodes:
-        console.print("    nodes lacking a soft constraint's key score 0: "
-                      + ", ".join(explanation.soft_ignored_nodes))
+        console.print(
+            "    nodes lacking a soft constraint's key score 0: "
+            + ", ".join(explanation.soft_ignored_nodes)
+        )
 
 
 def _node_arithmetic(explanation: Explanation, node: NodeResult) -> list[str]:
@@ -92,7 +107,8 @@ def _node_arithmetic(explanation: Explanation, node: NodeResult) -> list[str]:
         lines.append(
             f"hard #{number}: {key}={check.topology_value}: {check.match_num} matching "
             f"+ {check.self_match} self − {check.min_match_num} min = skew {check.skew} "
-            f"{verdict} maxSkew {report.constraint.max_skew} ({ok})")
+            f"{verdict} maxSkew {report.constraint.max_skew} ({ok})"
+        )
     return lines
 
 
@@ -116,11 +132,15 @@ def _render_nodes(console: Console, explanation: Explanation) -> None:
             who = f"{node.filter.plugin}: " if node.filter.plugin else ""
             line.append(f"  {who}{'; '.join(node.filter.reasons)}")
         console.print(line)
-        rejected_earlier = (not node.filter.passed
-                            and node.filter.plugin != names.POD_TOPOLOGY_SPREAD)
+        rejected_earlier = (
+            not node.filter.passed and node.filter.plugin != names.POD_TOPOLOGY_SPREAD
+        )
         for text in _node_arithmetic(explanation, node):
-            suffix = " [dim](not reached: rejected by an earlier filter)[/dim]" \
-                if rejected_earlier else ""
+            suffix = (
+                " [dim](not reached: rejected by an earlier filter)[/dim]"
+                if rejected_earlier
+                else ""
+            )
             console.print(f"      {text}{suffix}")
 
 
@@ -152,13 +172,19 @@ def _render_scores(console: Console, explanation: Explanation) -> None:
 def render_explanation(explanation: Explanation, console: Console) -> None:
     """Print the explanation: constraints, per-node verdicts with arithmetic, scores, outcome."""
     pod = explanation.pod
-    console.print(f"[bold]Pod {pod.key}[/bold]  profile {explanation.profile}  "
-                  f"(kube-scheduler {KUBERNETES_VERSION})")
+    console.print(
+        f"[bold]Pod {pod.key}[/bold]  profile {explanation.profile}  "
+        f"(kube-scheduler {KUBERNETES_VERSION})"
+    )
     hard, soft = explanation.hard_constraints, explanation.soft_constraints
-    source = {"pod": "the pod's own constraints",
-              "defaults": "cluster default constraints (the pod has none of its own)",
-              "none": "no constraints"}[explanation.spread_source]
-    console.print(f"\n[bold]Topology spread[/bold]: {len(hard)} hard, {len(soft)} soft, from {source}")
+    source = {
+        "pod": "the pod's own constraints",
+        "defaults": "cluster default constraints (the pod has none of its own)",
+        "none": "no constraints",
+    }[explanation.spread_source]
+    console.print(
+        f"\n[bold]Topology spread[/bold]: {len(hard)} hard, {len(soft)} soft, from {source}"
+    )
     if not hard and not soft:
         console.print("  PodTopologySpread has nothing to check for this pod.")
     _render_hard(console, explanation)
@@ -170,21 +196,32 @@ def render_explanation(explanation: Explanation, console: Console) -> None:
         tied = [n for n in explanation.tied_nodes if n != explanation.selected_node]
         console.print(f"[bold green]Selected node: {explanation.selected_node}[/bold green]")
         if tied:
-            console.print(f"  tied with {', '.join(tied)}: kube-scheduler picks one of the tied "
-                          "nodes at random; topospread shows the first in input order")
+            console.print(
+                f"  tied with {', '.join(tied)}: kube-scheduler picks one of the tied "
+                "nodes at random; topospread shows the first in input order"
+            )
     elif explanation.message is not None:
         console.print("[bold red]Pending[/bold red]: " + explanation.message)
     unimplemented = sorted({p for ps in explanation.unimplemented.values() for p in ps})
     if unimplemented:
-        filters = sorted({*explanation.unimplemented.get("pre_filter", ()),
-                          *explanation.unimplemented.get("filter", ())})
+        filters = sorted(
+            {
+                *explanation.unimplemented.get("pre_filter", ()),
+                *explanation.unimplemented.get("filter", ()),
+            }
+        )
         scores = sorted(set(explanation.unimplemented.get("score", ())))
-        console.print("\nNot implemented in topospread yet, so not part of this answer:",
-                      style="dim")
+        console.print(
+            "\nNot implemented in topospread yet, so not part of this answer:", style="dim"
+        )
         if filters:
-            console.print(f"  filters: {', '.join(filters)} (they have nothing to check for "
-                          "this pod: no host ports, volumes, inter-pod affinity or claims)",
-                          style="dim")
+            console.print(
+                f"  filters: {', '.join(filters)} (they have nothing to check for "
+                "this pod: no host ports, volumes, inter-pod affinity or claims)",
+                style="dim",
+            )
         if scores:
-            console.print(f"  scores: {', '.join(scores)} (the totals and the selected node "
-                          "leave them out)", style="dim")
+            console.print(
+                f"  scores: {', '.join(scores)} (the totals and the selected node leave them out)",
+                style="dim",
+            )

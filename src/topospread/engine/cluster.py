@@ -70,9 +70,12 @@ class Cluster:
                 kept.append(pod)
         if pending:
             notes.append(f"{pending} pod(s) without spec.nodeName are pending: not counted")
-        return cls(tuple(nodes), tuple(kept),
-                   ClusterObjects(tuple(services), tuple(rcs), tuple(rss), tuple(sss)),
-                   tuple(notes))
+        return cls(
+            tuple(nodes),
+            tuple(kept),
+            ClusterObjects(tuple(services), tuple(rcs), tuple(rss), tuple(sss)),
+            tuple(notes),
+        )
 
     def snapshot(self) -> Snapshot:
         """A fresh snapshot of nodes and their pods."""

@@ -10,14 +10,16 @@ picks one of them at random); :attr:`Explanation.tied_nodes` lists them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from topospread.engine.cluster import Cluster
 from topospread.errors import InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import NodeInfo
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
@@ -32,7 +34,6 @@ from topospread.plugins.podtopologyspread.filtering import (
 )
 from topospread.plugins.podtopologyspread.scoring import PreScoreState, get_pre_score_state
 from topospread.plugins.registry import in_tree_registry
-from topospread.engine.cluster import Cluster
 
 __all__ = [
     "Explanation",
@@ -157,8 +158,12 @@ class Explanation:
         }
 
 
-def fit_error_message(total_nodes: int, statuses: Mapping[str, Status],
-                      absent_status: Status | None = None, pre_filter_message: str = "") -> str:
+def fit_error_message(
+    total_nodes: int,
+    statuses: Mapping[str, Status],
+    absent_status: Status | None = None,
+    pre_filter_message: str = "",
+) -> str:
     """kube-scheduler's ``FitError.Error()``: a sorted histogram of rejection reasons."""
     message = NO_NODE_AVAILABLE.format(total_nodes) + ":"
     if pre_filter_message:
@@ -186,16 +191,21 @@ _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
 
 def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
     uses = {
-        names.NODE_PORTS: any(p.host_port for c in (*pod.containers, *pod.init_containers)
-                              for p in c.ports),
+        names.NODE_PORTS: any(
+            p.host_port for c in (*pod.containers, *pod.init_containers) for p in c.ports
+        ),
         names.VOLUME_BINDING: bool(pod.volume_claims),
         names.INTER_POD_AFFINITY: (pod.affinity is not None and pod.affinity.has_pod_affinity)
-        or any(p.affinity is not None and p.affinity.pod_anti_affinity_required
-               for p in cluster.pods),
+        or any(
+            p.affinity is not None and p.affinity.pod_anti_affinity_required for p in cluster.pods
+        ),
         names.DYNAMIC_RESOURCES: bool(pod.resource_claims),
     }
-    return [f"{why}, which needs the {plugin} plugin" for plugin, why in _UNSUPPORTED_CHECKS
-            if uses[plugin] and plugin in filters]
+    return [
+        f"{why}, which needs the {plugin} plugin"
+        for plugin, why in _UNSUPPORTED_CHECKS
+        if uses[plugin] and plugin in filters
+    ]
 
 
 def explain(
@@ -211,24 +221,31 @@ def explain(
     Raises :class:`InputError` when no profile serves the pod's schedulerName and
     :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
     """
-    profile = next((p for p in configuration.profiles
-                    if p.scheduler_name == pod.scheduler_name), None)
+    profile = next(
+        (p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name), None
+    )
     if profile is None:
         known = ", ".join(f'"{p.scheduler_name}"' for p in configuration.profiles)
-        raise InputError("", message=f'no profile has schedulerName "{pod.scheduler_name}" '
-                         f"(profiles: {known}); kube-scheduler would ignore this pod")
+        raise InputError(
+            "",
+            message=f'no profile has schedulerName "{pod.scheduler_name}" '
+            f"(profiles: {known}); kube-scheduler would ignore this pod",
+        )
     if pod.scheduling_gates:
         raise UnsupportedError(
             f"pod {pod.key} has scheduling gates ({', '.join(pod.scheduling_gates)}): "
-            "kube-scheduler does not attempt to schedule it until they are removed")
+            "kube-scheduler does not attempt to schedule it until they are removed"
+        )
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
-    framework = Framework(profile, registry if registry is not None else in_tree_registry(),
-                          handle, features)
+    framework = Framework(
+        profile, registry if registry is not None else in_tree_registry(), handle, features
+    )
     unsupported = _unsupported_reasons(pod, cluster, set(framework.plugins_at("filter")))
     if unsupported:
-        raise UnsupportedError(f"cannot explain pod {pod.key}: " + "; ".join(unsupported)
-                               + " (not implemented yet)")
+        raise UnsupportedError(
+            f"cannot explain pod {pod.key}: " + "; ".join(unsupported) + " (not implemented yet)"
+        )
 
     state = CycleState()
     node_infos = snapshot.node_infos
@@ -247,8 +264,10 @@ def explain(
         allowed = None if pre.result is None else pre.result.node_names
         if allowed is not None:
             plugins = " ".join(sorted(pre.plugins_with_nodes))
-            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                            (f"node(s) didn't satisfy plugin(s) [{plugins}]",))
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
+            )
         explicit: dict[str, Status] = {}
         for info in node_infos:
             if allowed is not None and info.name not in allowed:
@@ -273,8 +292,10 @@ def explain(
             message = status.message
         else:
             spread = framework.plugin(names.POD_TOPOLOGY_SPREAD)
-            if isinstance(spread, PodTopologySpread) and names.POD_TOPOLOGY_SPREAD \
-                    not in state.skip_score_plugins:
+            if (
+                isinstance(spread, PodTopologySpread)
+                and names.POD_TOPOLOGY_SPREAD not in state.skip_score_plugins
+            ):
                 for info in feasible:
                     raw_spread[info.name] = spread.score(state, pod, info)[0]
             results, status = framework.run_score_plugins(state, pod, feasible)
@@ -289,8 +310,11 @@ def explain(
             filter=FilterVerdict.of(statuses.get(info.name)),
             scores=scores.get(info.name, ({}, 0))[0],
             total_score=scores[info.name][1] if info.name in scores else None,
-            raw_scores=({names.POD_TOPOLOGY_SPREAD: raw_spread[info.name]}
-                        if info.name in raw_spread else {}),
+            raw_scores=(
+                {names.POD_TOPOLOGY_SPREAD: raw_spread[info.name]}
+                if info.name in raw_spread
+                else {}
+            ),
         )
         for info in node_infos
     )
@@ -326,7 +350,9 @@ def _spread_source(pod: Pod, framework: Framework) -> str:
     return "none"
 
 
-def _hard_reports(state: CycleState, pod: Pod, node_infos: list) -> tuple[HardConstraintReport, ...]:  # type: ignore[type-arg]
+def _hard_reports(
+    state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]
+) -> tuple[HardConstraintReport, ...]:
     try:
         s: PreFilterState = get_pre_filter_state(state)
     except StateNotFoundError:
@@ -334,13 +360,17 @@ def _hard_reports(state: CycleState, pod: Pod, node_infos: list) -> tuple[HardCo
     reports = []
     for index, constraint in enumerate(s.constraints):
         counts = s.tp_value_to_match_num[index]
-        reports.append(HardConstraintReport(
-            constraint=constraint,
-            domain_counts=dict(sorted(counts.items())),
-            min_match_num=s.min_match_num(index),
-            min_forced_to_zero=len(counts) < constraint.min_domains,
-            checks={info.name: check_constraint(s, index, pod, info.node) for info in node_infos},
-        ))
+        reports.append(
+            HardConstraintReport(
+                constraint=constraint,
+                domain_counts=dict(sorted(counts.items())),
+                min_match_num=s.min_match_num(index),
+                min_forced_to_zero=len(counts) < constraint.min_domains,
+                checks={
+                    info.name: check_constraint(s, index, pod, info.node) for info in node_infos
+                },
+            )
+        )
     return tuple(reports)
 
 

@@ -93,13 +93,15 @@ class Plugin(Protocol):
 class PreFilterExtensions(Protocol):
     """Incremental updates of PreFilter state, used for nominated pods and preemption."""
 
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod,
-                node_info: NodeInfo) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """Account for ``pod_to_add`` as if it ran on ``node_info``."""
         ...
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod,
-                   node_info: NodeInfo) -> Status | None:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """Account for ``pod_to_remove`` leaving ``node_info``."""
         ...
 
@@ -108,8 +110,9 @@ class PreFilterExtensions(Protocol):
 class PreFilterPlugin(Plugin, Protocol):
     """Computes per-cycle state before filtering; may narrow nodes or Skip."""
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Run once per cycle with all nodes."""
         ...
 
@@ -131,8 +134,9 @@ class FilterPlugin(Plugin, Protocol):
 class PreScorePlugin(Plugin, Protocol):
     """Computes per-cycle scoring state from the feasible nodes; may Skip."""
 
-    def pre_score(self, state: CycleState, pod: Pod,
-                  filtered_nodes: Sequence[NodeInfo]) -> Status | None:
+    def pre_score(
+        self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         """Run once with the nodes that passed filtering."""
         ...
 
@@ -141,8 +145,9 @@ class PreScorePlugin(Plugin, Protocol):
 class ScoreExtensions(Protocol):
     """Normalization of raw scores into 0..MAX_NODE_SCORE."""
 
-    def normalize_score(self, state: CycleState, pod: Pod,
-                        scores: list[NodeScore]) -> Status | None:
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
         """Rewrite ``scores`` in place."""
         ...
 

@@ -84,8 +84,9 @@ class ClusterObjects:
     replication_controllers: tuple[ReplicationController, ...] = ()
     replica_sets: tuple[ReplicaSet, ...] = ()
     stateful_sets: tuple[StatefulSet, ...] = ()
-    _index: dict[tuple[str, str, str], object] = field(default_factory=dict, compare=False,
-                                                       repr=False)
+    _index: dict[tuple[str, str, str], object] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def services_in(self, namespace: str) -> Iterator[Service]:
         """Services of one namespace, in input order."""

@@ -48,8 +48,18 @@ PluginFactory = Callable[[object | None, Handle, Features], Plugin]
 """Builds a plugin from its (decoded, defaulted, validated) args."""
 
 EXTENSION_POINTS: tuple[str, ...] = (
-    "pre_filter", "filter", "post_filter", "reserve", "pre_score", "score",
-    "pre_bind", "bind", "post_bind", "permit", "pre_enqueue", "queue_sort",
+    "pre_filter",
+    "filter",
+    "post_filter",
+    "reserve",
+    "pre_score",
+    "score",
+    "pre_bind",
+    "bind",
+    "post_bind",
+    "permit",
+    "pre_enqueue",
+    "queue_sort",
 )
 """Extension points in the order upstream's getExtensionPoints lists them."""
 
@@ -113,8 +123,9 @@ class Framework:
             factory = registry.get(name)
             if factory is None:
                 if name not in IN_TREE_PLUGINS:
-                    errors.append(f'profile "{profile.scheduler_name}": plugin "{name}" '
-                                  "does not exist")
+                    errors.append(
+                        f'profile "{profile.scheduler_name}": plugin "{name}" does not exist'
+                    )
                 continue
             try:
                 self._instances[name] = factory(profile.plugin_config.get(name), handle, features)
@@ -123,8 +134,9 @@ class Framework:
         if errors:
             raise ConfigError(source, errors)
 
-        self._points: dict[str, list[str]] = {point: self._expand(plugins, point)
-                                             for point in EXTENSION_POINTS}
+        self._points: dict[str, list[str]] = {
+            point: self._expand(plugins, point) for point in EXTENSION_POINTS
+        }
         self.pre_filter_plugins: list[PreFilterPlugin] = self._runnable("pre_filter")
         self.filter_plugins: list[FilterPlugin] = self._runnable("filter")
         self.pre_score_plugins: list[PreScorePlugin] = self._runnable("pre_score")
@@ -217,10 +229,14 @@ class Framework:
                     if status.code is Code.UNSCHEDULABLE:
                         return_status = status
                         continue
-                    return PreFilterOutcome(None, Status(
-                        Code.ERROR,
-                        (f'running PreFilter plugin "{plugin.name}": {status.message}',),
-                        plugin.name))
+                    return PreFilterOutcome(
+                        None,
+                        Status(
+                            Code.ERROR,
+                            (f'running PreFilter plugin "{plugin.name}": {status.message}',),
+                            plugin.name,
+                        ),
+                    )
                 if plugin_result is not None and not plugin_result.all_nodes():
                     with_nodes.append(plugin.name)
                 result = plugin_result if result is None else result.merge(plugin_result)
@@ -229,11 +245,14 @@ class Framework:
                     if len(names) == 1:
                         message = f"node(s) didn't satisfy plugin {names[0]}"
                     else:
-                        message = ("node(s) didn't satisfy plugin(s) "
-                                   f"[{' '.join(names)}] simultaneously")
+                        message = (
+                            f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                        )
                     return PreFilterOutcome(
-                        result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,)),
-                        frozenset(names))
+                        result,
+                        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,)),
+                        frozenset(names),
+                    )
             return PreFilterOutcome(result, return_status, frozenset(with_nodes))
         finally:
             state.skip_filter_plugins = frozenset(skipped)
@@ -247,13 +266,15 @@ class Framework:
             if not is_success(status):
                 assert status is not None
                 if not status.is_rejected:
-                    status = Status(Code.ERROR, (
-                        f'running "{plugin.name}" filter plugin: {status.message}',))
+                    status = Status(
+                        Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',)
+                    )
                 return status.with_plugin(plugin.name)
         return None
 
-    def run_pre_score_plugins(self, state: CycleState, pod: Pod,
-                              nodes: Sequence[NodeInfo]) -> Status | None:
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         """Run every PreScore and record the skipped plugins (``RunPreScorePlugins``)."""
         skipped: set[str] = set()
         try:
@@ -290,14 +311,16 @@ class Framework:
                     assert status is not None
                     return [], as_status(
                         "running Normalize on Score plugins: "
-                        f'plugin "{plugin.name}" failed with: {status.message}')
+                        f'plugin "{plugin.name}" failed with: {status.message}'
+                    )
             weight = self.score_weights.get(plugin.name, 1)
             for entry, node_score in zip(results, node_scores, strict=True):
                 if not MIN_NODE_SCORE <= node_score.score <= MAX_NODE_SCORE:
                     return [], as_status(
                         f'plugin "{plugin.name}" returns an invalid score {node_score.score}, '
                         f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing")
+                        "after normalizing"
+                    )
                 entry.scores[plugin.name] = node_score.score
                 entry.total_score += node_score.score * weight
         return results, None

@@ -50,8 +50,10 @@ def load_documents(path: Path | str) -> list[Any]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DecodeError(str(path), message=f"invalid JSON at line {exc.lineno} "
-                              f"column {exc.colno}: {exc.msg}") from None
+            raise DecodeError(
+                str(path),
+                message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            ) from None
         return data if isinstance(data, list) else [data]
     try:
         return list(yaml.load_all(text, Loader=_Loader))

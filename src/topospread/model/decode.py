@@ -65,8 +65,11 @@ class _Reader:
 
     def _type_error(self, path: str, value: object, expected: str) -> None:
         got = _json_type(value)
-        self.errors.append(FieldError.invalid(path, value if got != "object" else got,
-                                              f"expected {expected}, got {got}"))
+        self.errors.append(
+            FieldError.invalid(
+                path, value if got != "object" else got, f"expected {expected}, got {got}"
+            )
+        )
 
     def obj(self, data: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
         value = data.get(key)
@@ -91,7 +94,9 @@ class _Reader:
             return None
         return self.string(data, key, path)
 
-    def integer(self, data: Mapping[str, Any], key: str, path: str, *, bits: int = 32) -> int | None:
+    def integer(
+        self, data: Mapping[str, Any], key: str, path: str, *, bits: int = 32
+    ) -> int | None:
         value = data.get(key)
         if value is None:
             return None
@@ -104,7 +109,9 @@ class _Reader:
                 return None
             value = int(value)
         if bits == 32 and not _INT32_MIN <= value <= _INT32_MAX:
-            self.errors.append(FieldError.invalid(_join(path, key), value, "out of range for int32"))
+            self.errors.append(
+                FieldError.invalid(_join(path, key), value, "out of range for int32")
+            )
             return None
         return value
 
@@ -182,8 +189,9 @@ class _Reader:
                 self._type_error(f"{where}[{name}]", raw, "quantity")
                 continue
             try:
-                result[str(name)] = parse_quantity(str(raw) if not isinstance(raw, float)
-                                                   else repr(raw))
+                result[str(name)] = parse_quantity(
+                    str(raw) if not isinstance(raw, float) else repr(raw)
+                )
             except QuantityError as exc:
                 self.errors.append(FieldError.invalid(f"{where}[{name}]", str(raw), str(exc)))
         return result
@@ -235,7 +243,9 @@ def _meta(r: _Reader, doc: Mapping[str, Any], *, namespaced: bool) -> ObjectMeta
     )
 
 
-def _label_selector(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> LabelSelector | None:
+def _label_selector(
+    r: _Reader, data: Mapping[str, Any], key: str, path: str
+) -> LabelSelector | None:
     raw = r.obj(data, key, path)
     if raw is None:
         return None
@@ -257,15 +267,20 @@ def _label_selector(r: _Reader, data: Mapping[str, Any], key: str, path: str) ->
 
 def _node_selector_requirement(r: _Reader, e: Mapping[str, Any], p: str) -> NodeSelectorRequirement:
     return NodeSelectorRequirement(
-        key=r.string(e, "key", p), operator=r.string(e, "operator", p), values=r.strings(e, "values", p)
+        key=r.string(e, "key", p),
+        operator=r.string(e, "operator", p),
+        values=r.strings(e, "values", p),
     )
 
 
 def _node_selector_term(r: _Reader, t: Mapping[str, Any], p: str) -> NodeSelectorTerm:
     return NodeSelectorTerm(
-        match_expressions=r.objects(t, "matchExpressions", p,
-                                    lambda e, q: _node_selector_requirement(r, e, q)),
-        match_fields=r.objects(t, "matchFields", p, lambda e, q: _node_selector_requirement(r, e, q)),
+        match_expressions=r.objects(
+            t, "matchExpressions", p, lambda e, q: _node_selector_requirement(r, e, q)
+        ),
+        match_fields=r.objects(
+            t, "matchFields", p, lambda e, q: _node_selector_requirement(r, e, q)
+        ),
     )
 
 
@@ -302,7 +317,9 @@ def _affinity(r: _Reader, spec: Mapping[str, Any], path: str) -> Affinity | None
         if req is not None:
             req_path = _join(na_path, "requiredDuringSchedulingIgnoredDuringExecution")
             required = NodeSelector(
-                r.objects(req, "nodeSelectorTerms", req_path, lambda t, p: _node_selector_term(r, t, p))
+                r.objects(
+                    req, "nodeSelectorTerms", req_path, lambda t, p: _node_selector_term(r, t, p)
+                )
             )
         preferred = r.objects(
             na,
@@ -310,8 +327,9 @@ def _affinity(r: _Reader, spec: Mapping[str, Any], path: str) -> Affinity | None
             na_path,
             lambda t, p: PreferredSchedulingTerm(
                 weight=r.integer(t, "weight", p) or 0,
-                preference=_node_selector_term(r, r.obj(t, "preference", p) or {},
-                                               _join(p, "preference")),
+                preference=_node_selector_term(
+                    r, r.obj(t, "preference", p) or {}, _join(p, "preference")
+                ),
             ),
         )
         node_affinity = NodeAffinity(required=required, preferred=preferred)
@@ -322,14 +340,18 @@ def _affinity(r: _Reader, spec: Mapping[str, Any], path: str) -> Affinity | None
     preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
     return Affinity(
         node_affinity=node_affinity,
-        pod_affinity_required=r.objects(pa, required_key, pa_path,
-                                        lambda t, p: _pod_affinity_term(r, t, p)),
-        pod_affinity_preferred=r.objects(pa, preferred_key, pa_path,
-                                         lambda t, p: _weighted_term(r, t, p)),
-        pod_anti_affinity_required=r.objects(paa, required_key, paa_path,
-                                             lambda t, p: _pod_affinity_term(r, t, p)),
-        pod_anti_affinity_preferred=r.objects(paa, preferred_key, paa_path,
-                                              lambda t, p: _weighted_term(r, t, p)),
+        pod_affinity_required=r.objects(
+            pa, required_key, pa_path, lambda t, p: _pod_affinity_term(r, t, p)
+        ),
+        pod_affinity_preferred=r.objects(
+            pa, preferred_key, pa_path, lambda t, p: _weighted_term(r, t, p)
+        ),
+        pod_anti_affinity_required=r.objects(
+            paa, required_key, paa_path, lambda t, p: _pod_affinity_term(r, t, p)
+        ),
+        pod_anti_affinity_preferred=r.objects(
+            paa, preferred_key, paa_path, lambda t, p: _weighted_term(r, t, p)
+        ),
     )
 
 
@@ -432,8 +454,12 @@ def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
     images: list[tuple[tuple[str, ...], int]] = []
     for image, where in r.items(status, "images", "status"):
         if isinstance(image, dict):
-            images.append((r.strings(image, "names", where),
-                           r.integer(image, "sizeBytes", where, bits=64) or 0))
+            images.append(
+                (
+                    r.strings(image, "names", where),
+                    r.integer(image, "sizeBytes", where, bits=64) or 0,
+                )
+            )
     allocatable = r.resources(status, "allocatable", "status")
     if not allocatable:
         # Nodes created by hand in examples often carry only capacity; the kubelet
@@ -446,8 +472,11 @@ def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
             spec,
             "taints",
             "spec",
-            lambda t, p: Taint(key=r.string(t, "key", p), effect=r.string(t, "effect", p),
-                               value=r.string(t, "value", p)),
+            lambda t, p: Taint(
+                key=r.string(t, "key", p),
+                effect=r.string(t, "effect", p),
+                value=r.string(t, "value", p),
+            ),
         ),
         allocatable=allocatable,
         images=tuple(images),
@@ -460,8 +489,11 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
     Raises :class:`DecodeError` naming ``source`` and every bad field.
     """
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
-    missing = [FieldError.required(name) for name, value in (("apiVersion", api_version),
-                                                               ("kind", kind)) if not value]
+    missing = [
+        FieldError.required(name)
+        for name, value in (("apiVersion", api_version), ("kind", kind))
+        if not value
+    ]
     if missing:
         raise DecodeError(source, missing)
     if (api_version, kind) not in SUPPORTED_KINDS:
@@ -505,7 +537,7 @@ class Decoded:
 
 
 def decode_documents(documents: list[Any], source: str = "") -> Decoded:
-    """Decode parsed documents, expanding ``List`` and ``*List`` kinds; empty documents are skipped."""
+    """Decode parsed documents, expanding ``List`` and ``*List`` kinds; skip empty ones."""
     objects: list[KubeObject] = []
     skipped: list[str] = []
     errors: list[FieldError | str] = []

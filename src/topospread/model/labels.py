@@ -117,7 +117,7 @@ class Selector:
 
     @property
     def empty(self) -> bool:
-        """True only for a selector with no requirements (``Selector.Empty``); NOTHING is not empty."""
+        """True only for a selector without requirements (``Selector.Empty``); NOTHING is not."""
         return self.requirements is not None and not self.requirements
 
     @property
@@ -130,10 +130,7 @@ class Selector:
         requirements = self.requirements
         if requirements is None:
             return False
-        for requirement in requirements:
-            if not requirement.matches(labels):
-                return False
-        return True
+        return all(requirement.matches(labels) for requirement in requirements)
 
     def add(self, extra: Iterable[Requirement]) -> Selector:
         """A copy with more requirements, kept sorted by key (``internalSelector.Add``).

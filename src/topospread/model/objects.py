@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Final
 
 from topospread.model.quantity import Quantity
@@ -56,21 +56,21 @@ LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
 ResourceList = Mapping[str, Quantity]
 
 
-class UnsatisfiableConstraintAction(str, Enum):
+class UnsatisfiableConstraintAction(StrEnum):
     """``whenUnsatisfiable``: what to do with a pod that cannot satisfy a constraint."""
 
     DO_NOT_SCHEDULE = "DoNotSchedule"
     SCHEDULE_ANYWAY = "ScheduleAnyway"
 
 
-class NodeInclusionPolicy(str, Enum):
+class NodeInclusionPolicy(StrEnum):
     """``nodeAffinityPolicy`` / ``nodeTaintsPolicy`` values."""
 
     HONOR = "Honor"
     IGNORE = "Ignore"
 
 
-class TaintEffect(str, Enum):
+class TaintEffect(StrEnum):
     """Taint effects."""
 
     NO_SCHEDULE = "NoSchedule"
@@ -78,7 +78,7 @@ class TaintEffect(str, Enum):
     NO_EXECUTE = "NoExecute"
 
 
-class TolerationOperator(str, Enum):
+class TolerationOperator(StrEnum):
     """Toleration operators; ``Gt``/``Lt`` exist only behind an alpha gate upstream."""
 
     EXISTS = "Exists"
@@ -132,7 +132,7 @@ class LabelSelectorRequirement:
 
 @dataclass(frozen=True, slots=True)
 class LabelSelector:
-    """The wire form of ``metav1.LabelSelector``; a missing selector is ``None`` where it is used."""
+    """The wire form of ``metav1.LabelSelector``; a missing selector is ``None`` where used."""
 
     match_labels: Mapping[str, str] = field(default_factory=dict)
     match_expressions: tuple[LabelSelectorRequirement, ...] = ()
@@ -140,7 +140,7 @@ class LabelSelector:
 
 @dataclass(frozen=True, slots=True)
 class TopologySpreadConstraint:
-    """One ``spec.topologySpreadConstraints`` entry, as written (defaults are applied by the plugin)."""
+    """One ``spec.topologySpreadConstraints`` entry as written; the plugin applies defaults."""
 
     max_skew: int
     topology_key: str

@@ -59,18 +59,24 @@ class Quantity:
 
 
 def parse_quantity(text: str) -> Quantity:
-    """Parse a quantity string exactly; raises :class:`QuantityError` like ``resource.ParseQuantity``."""
+    """Parse a quantity exactly; raises :class:`QuantityError` like ``resource.ParseQuantity``."""
     if not text:
-        raise QuantityError("quantities must match the regular expression "
-                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise QuantityError(
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        )
     match = _NUMBER.fullmatch(text.strip() if text != text.strip() else text)
     if match is None or text != text.strip():
-        raise QuantityError("quantities must match the regular expression "
-                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise QuantityError(
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        )
     sign, whole, fraction, suffix = match.groups()
     if not whole and not fraction:
-        raise QuantityError("quantities must match the regular expression "
-                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise QuantityError(
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        )
     digits = Fraction(int(whole or "0"))
     if fraction:
         digits += Fraction(int(fraction), 10 ** len(fraction))

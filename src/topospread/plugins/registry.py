@@ -26,7 +26,9 @@ def _pod_topology_spread(args: object | None, handle: Handle, features: Features
     if args is None:
         args = PodTopologySpreadArgs()
     if not isinstance(args, PodTopologySpreadArgs):
-        raise ConfigError("", [f"want args to be of type PodTopologySpreadArgs, got {type(args).__name__}"])
+        raise ConfigError(
+            "", [f"want args to be of type PodTopologySpreadArgs, got {type(args).__name__}"]
+        )
     return PodTopologySpread(args, handle, features)
 
 

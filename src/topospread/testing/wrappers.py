@@ -9,7 +9,7 @@ Each builder returns itself from every setter and produces a frozen model object
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Self
+from typing import Any, Self
 
 from topospread.model.objects import (
     Affinity,
@@ -81,7 +81,7 @@ class PodBuilder:
     def __init__(self) -> None:
         self._pod = Pod(ObjectMeta(name="", namespace="default"))
 
-    def _meta(self, **changes: object) -> Self:
+    def _meta(self, **changes: Any) -> Self:
         self._pod = replace(self._pod, metadata=replace(self._pod.metadata, **changes))
         return self
 
@@ -134,8 +134,9 @@ class PodBuilder:
         self._pod = replace(self._pod, affinity=affinity)
         return self
 
-    def toleration(self, key: str, value: str = "", effect: str = "",
-                   operator: str = "Equal") -> Self:
+    def toleration(
+        self, key: str, value: str = "", effect: str = "", operator: str = "Equal"
+    ) -> Self:
         """Add a toleration."""
         toleration = Toleration(key=key, operator=operator, value=value, effect=effect)
         self._pod = replace(self._pod, tolerations=(*self._pod.tolerations, toleration))
@@ -155,19 +156,27 @@ class PodBuilder:
     ) -> Self:
         """Append a topology spread constraint."""
         constraint = TopologySpreadConstraint(
-            max_skew=max_skew, topology_key=topology_key, when_unsatisfiable=when_unsatisfiable,
-            label_selector=selector, min_domains=min_domains,
-            node_affinity_policy=node_affinity_policy, node_taints_policy=node_taints_policy,
+            max_skew=max_skew,
+            topology_key=topology_key,
+            when_unsatisfiable=when_unsatisfiable,
+            label_selector=selector,
+            min_domains=min_domains,
+            node_affinity_policy=node_affinity_policy,
+            node_taints_policy=node_taints_policy,
             match_label_keys=match_label_keys,
         )
-        self._pod = replace(self._pod, topology_spread_constraints=(
-            *self._pod.topology_spread_constraints, constraint))
+        self._pod = replace(
+            self._pod,
+            topology_spread_constraints=(*self._pod.topology_spread_constraints, constraint),
+        )
         return self
 
     def requests(self, **quantities: str) -> Self:
         """Add a container with these requests (``cpu="100m", memory="1Gi"``)."""
-        container = Container(name=f"c{len(self._pod.containers)}", requests={
-            k.replace("_", "-"): parse_quantity(v) for k, v in quantities.items()})
+        container = Container(
+            name=f"c{len(self._pod.containers)}",
+            requests={k.replace("_", "-"): parse_quantity(v) for k, v in quantities.items()},
+        )
         self._pod = replace(self._pod, containers=(*self._pod.containers, container))
         return self
 
@@ -185,9 +194,14 @@ class NodeBuilder:
     """Builds a Node."""
 
     def __init__(self) -> None:
-        self._node = Node(ObjectMeta(name=""), allocatable={
-            "cpu": parse_quantity("32"), "memory": parse_quantity("64Gi"),
-            "pods": parse_quantity("110")})
+        self._node = Node(
+            ObjectMeta(name=""),
+            allocatable={
+                "cpu": parse_quantity("32"),
+                "memory": parse_quantity("64Gi"),
+                "pods": parse_quantity("110"),
+            },
+        )
 
     def name(self, name: str) -> Self:
         """Set the name."""
@@ -212,8 +226,10 @@ class NodeBuilder:
 
     def allocatable(self, **quantities: str) -> Self:
         """Set allocatable resources (``cpu="4", memory="8Gi", pods="110"``)."""
-        self._node = replace(self._node, allocatable={
-            k.replace("_", "-"): parse_quantity(v) for k, v in quantities.items()})
+        self._node = replace(
+            self._node,
+            allocatable={k.replace("_", "-"): parse_quantity(v) for k, v in quantities.items()},
+        )
         return self
 
     def obj(self) -> Node:

@@ -58,7 +58,10 @@ class Constraint:
     """Ignore (the default) counts tainted nodes too; Honor skips untolerated ones."""
 
     def match_node_inclusion_policies(
-        self, pod: Pod, node: Node, required: RequiredNodeAffinity,
+        self,
+        pod: Pod,
+        node: Node,
+        required: RequiredNodeAffinity,
         comparison_operators: bool,
     ) -> bool:
         """Whether ``node``'s pods count for this constraint (``matchNodeInclusionPolicies``)."""
@@ -66,7 +69,9 @@ class Constraint:
             return False
         if self.node_taints_policy is NodeInclusionPolicy.HONOR:
             untolerated = find_matching_untolerated_taint(
-                node.taints, pod.tolerations, do_not_schedule_taints,
+                node.taints,
+                pod.tolerations,
+                do_not_schedule_taints,
                 comparison_operators=comparison_operators,
             )
             if untolerated is not None:
@@ -75,7 +80,7 @@ class Constraint:
 
 
 def label_selector_as_selector(selector: LabelSelector | None) -> Selector:
-    """Convert a wire selector (``metav1.LabelSelectorAsSelector``): nil ⇒ nothing, {} ⇒ everything."""
+    """Convert a selector (``metav1.LabelSelectorAsSelector``): nil ⇒ nothing, {} ⇒ everything."""
     if selector is None:
         return Selector(None)
     if not selector.match_labels and not selector.match_expressions:

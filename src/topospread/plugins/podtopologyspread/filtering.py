@@ -55,8 +55,9 @@ class CriticalPaths:
 
     __slots__ = ("num0", "num1", "value0", "value1")
 
-    def __init__(self, value0: str = "", num0: int = MAX_INT32,
-                 value1: str = "", num1: int = MAX_INT32) -> None:
+    def __init__(
+        self, value0: str = "", num0: int = MAX_INT32, value1: str = "", num1: int = MAX_INT32
+    ) -> None:
         self.value0, self.num0 = value0, num0
         self.value1, self.num1 = value1, num1
 
@@ -74,7 +75,11 @@ class CriticalPaths:
                 self.num1 = num
             if self.num0 > self.num1:
                 self.value0, self.num0, self.value1, self.num1 = (
-                    self.value1, self.num1, self.value0, self.num0)
+                    self.value1,
+                    self.num1,
+                    self.value0,
+                    self.num0,
+                )
         elif num < self.num0:
             self.value1, self.num1 = self.value0, self.num0
             self.value0, self.num0 = value, num
@@ -89,7 +94,11 @@ class CriticalPaths:
         if not isinstance(other, CriticalPaths):
             return NotImplemented
         return (self.value0, self.num0, self.value1, self.num1) == (
-            other.value0, other.num0, other.value1, other.num1)
+            other.value0,
+            other.num0,
+            other.value1,
+            other.num1,
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -246,8 +255,9 @@ def check_constraint(s: PreFilterState, index: int, pod: Pod, node: Node) -> Ske
     )
 
 
-def filter_node(s: PreFilterState, pod: Pod, node: Node,
-                missing_label_reason: str, skew_reason: str) -> Status | None:
+def filter_node(
+    s: PreFilterState, pod: Pod, node: Node, missing_label_reason: str, skew_reason: str
+) -> Status | None:
     """The Filter verdict: the first failing constraint, in order, decides the code."""
     for index, constraint in enumerate(s.constraints):
         if constraint.topology_key not in node.labels:

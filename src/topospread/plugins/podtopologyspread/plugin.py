@@ -66,14 +66,22 @@ NAME: Final = names.POD_TOPOLOGY_SPREAD
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
 """Filter reason for a skew violation (Unschedulable)."""
-ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+ERR_REASON_NODE_LABEL_NOT_MATCH: Final = (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+)
 """Filter reason for a node without the topology key (UnschedulableAndUnresolvable)."""
 
 SYSTEM_DEFAULT_CONSTRAINTS: Final = (
-    TopologySpreadConstraint(max_skew=3, topology_key=LABEL_HOSTNAME,
-                             when_unsatisfiable=UnsatisfiableConstraintAction.SCHEDULE_ANYWAY),
-    TopologySpreadConstraint(max_skew=5, topology_key=LABEL_TOPOLOGY_ZONE,
-                             when_unsatisfiable=UnsatisfiableConstraintAction.SCHEDULE_ANYWAY),
+    TopologySpreadConstraint(
+        max_skew=3,
+        topology_key=LABEL_HOSTNAME,
+        when_unsatisfiable=UnsatisfiableConstraintAction.SCHEDULE_ANYWAY,
+    ),
+    TopologySpreadConstraint(
+        max_skew=5,
+        topology_key=LABEL_TOPOLOGY_ZONE,
+        when_unsatisfiable=UnsatisfiableConstraintAction.SCHEDULE_ANYWAY,
+    ),
 )
 """Used when args say ``defaultingType: System``: soft hostname (3) and zone (5) spreading."""
 
@@ -104,10 +112,13 @@ class PodTopologySpread:
 
     # -- constraints -------------------------------------------------------------
 
-    def _parse(self, constraints: Sequence[TopologySpreadConstraint], pod: Pod,
-               action: str) -> tuple[Constraint, ...]:
+    def _parse(
+        self, constraints: Sequence[TopologySpreadConstraint], pod: Pod, action: str
+    ) -> tuple[Constraint, ...]:
         return parse_constraints(
-            constraints, pod.labels, action,
+            constraints,
+            pod.labels,
+            action,
             match_label_keys=self._match_label_keys,
             node_inclusion_policy=self._node_inclusion_policy,
         )
@@ -122,8 +133,14 @@ class PodTopologySpread:
         if selector.empty:
             return ()
         return tuple(
-            Constraint(c.max_skew, c.topology_key, selector, c.min_domains,
-                       c.node_affinity_policy, c.node_taints_policy)
+            Constraint(
+                c.max_skew,
+                c.topology_key,
+                selector,
+                c.min_domains,
+                c.node_affinity_policy,
+                c.node_taints_policy,
+            )
             for c in constraints
         )
 
@@ -135,8 +152,9 @@ class PodTopologySpread:
 
     # -- PreFilter / Filter -----------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         """Count matching pods per domain; Skip when the pod has no hard constraints."""
         try:
             constraints = self.constraints_for(pod, _DO_NOT_SCHEDULE)
@@ -144,36 +162,50 @@ class PodTopologySpread:
             return None, as_status(f"get constraints from pod: {exc}")
         if not constraints:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(
-            pod, nodes, constraints,
-            node_inclusion_policy=self._node_inclusion_policy,
-            comparison_operators=self._comparison_operators,
-        ))
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            compute_pre_filter_state(
+                pod,
+                nodes,
+                constraints,
+                node_inclusion_policy=self._node_inclusion_policy,
+                comparison_operators=self._comparison_operators,
+            ),
+        )
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         """AddPod/RemovePod keep the counts right for nominated pods and preemption."""
         return self
 
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod,
-                node_info: NodeInfo) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """Count ``pod_to_add`` as running on ``node_info``."""
         return self._update(state, pod_to_schedule, pod_to_add, node_info, +1)
 
-    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod,
-                   node_info: NodeInfo) -> Status | None:
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """Stop counting ``pod_to_remove`` on ``node_info``."""
         return self._update(state, pod_to_schedule, pod_to_remove, node_info, -1)
 
-    def _update(self, state: CycleState, preemptor: Pod, pod: Pod, node_info: NodeInfo,
-                delta: int) -> Status | None:
+    def _update(
+        self, state: CycleState, preemptor: Pod, pod: Pod, node_info: NodeInfo, delta: int
+    ) -> Status | None:
         try:
             s = get_pre_filter_state(state)
         except StateNotFoundError as exc:
             return as_status(exc)
-        update_with_pod(s, pod, preemptor, node_info.node, delta,
-                        node_inclusion_policy=self._node_inclusion_policy,
-                        comparison_operators=self._comparison_operators)
+        update_with_pod(
+            s,
+            pod,
+            preemptor,
+            node_info.node,
+            delta,
+            node_inclusion_policy=self._node_inclusion_policy,
+            comparison_operators=self._comparison_operators,
+        )
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -182,13 +214,19 @@ class PodTopologySpread:
             s = get_pre_filter_state(state)
         except StateNotFoundError as exc:
             return as_status(exc)
-        return filter_node(s, pod, node_info.node, ERR_REASON_NODE_LABEL_NOT_MATCH,
-                           ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return filter_node(
+            s,
+            pod,
+            node_info.node,
+            ERR_REASON_NODE_LABEL_NOT_MATCH,
+            ERR_REASON_CONSTRAINTS_NOT_MATCH,
+        )
 
     # -- PreScore / Score -------------------------------------------------------------
 
-    def pre_score(self, state: CycleState, pod: Pod,
-                  filtered_nodes: Sequence[NodeInfo]) -> Status | None:
+    def pre_score(
+        self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
+    ) -> Status | None:
         """Count matching pods per domain of the feasible nodes; Skip without soft constraints."""
         all_nodes = self._handle.snapshot.node_infos
         if not all_nodes:
@@ -202,12 +240,18 @@ class PodTopologySpread:
         # Only the System defaults let nodes lack some keys: zone-less clusters still get
         # hostname spreading.
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        state.write(PRE_SCORE_STATE_KEY, compute_pre_score_state(
-            pod, constraints, filtered_nodes, all_nodes,
-            require_all_topologies=require_all,
-            node_inclusion_policy=self._node_inclusion_policy,
-            comparison_operators=self._comparison_operators,
-        ))
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            compute_pre_score_state(
+                pod,
+                constraints,
+                filtered_nodes,
+                all_nodes,
+                require_all_topologies=require_all,
+                node_inclusion_policy=self._node_inclusion_policy,
+                comparison_operators=self._comparison_operators,
+            ),
+        )
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -222,8 +266,9 @@ class PodTopologySpread:
         """NormalizeScore is needed: fewer matching pods must score higher."""
         return self
 
-    def normalize_score(self, state: CycleState, pod: Pod,
-                        scores: list[NodeScore]) -> Status | None:
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
         """Map raw scores into 0..100, the least crowded node best."""
         try:
             s = get_pre_score_state(state)

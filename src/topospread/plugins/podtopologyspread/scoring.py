@@ -40,7 +40,7 @@ _INVALID_SCORE = -1
 
 def go_round(x: float) -> int:
     """Round half away from zero, as Go's ``math.Round`` (Python's round is half-to-even)."""
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -131,7 +131,8 @@ def compute_pre_score_state(
             if value not in domain_counts:
                 continue
             domain_counts[value] += count_pods_match_selector(
-                node_info, constraint.selector, namespace)
+                node_info, constraint.selector, namespace
+            )
     return PreScoreState(
         constraints=constraints,
         ignored_nodes=frozenset(ignored),
