@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 from topospread.errors import ConfigError
 from topospread.framework.config.types import NodeResourcesFitArgs
+from topospread.framework.config.validation import validate_node_resources_fit_args
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
@@ -247,6 +248,10 @@ def new_fit(args: object | None, handle: Handle, features: Features) -> Fit:
         raise ConfigError(
             NAME, [f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}"]
         )
+    # NewFit validates its args itself, so a plugin built outside a profile is checked too.
+    errors = validate_node_resources_fit_args("", args)
+    if errors:
+        raise ConfigError(NAME, errors)
     return Fit(args, features)
 
 
