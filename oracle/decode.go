@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"sigs.k8s.io/yaml"
+
+	// Register core/v1 and apps/v1 (with their API-server defaulting
+	// functions) in legacyscheme.
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+)
+
+// inputError is a problem with what the user gave us; it maps to exit code 2.
+type inputError struct {
+	source string
+	err    error
+}
+
+func (e *inputError) Error() string { return fmt.Sprintf("%s: %v", e.source, e.err) }
+func (e *inputError) Unwrap() error { return e.err }
+
+type sourcedBytes struct {
+	source string
+	data   []byte
+}
+
+// Cluster is the decoded, defaulted content of the cluster inputs, in input order.
+type Cluster struct {
+	Nodes        []*v1.Node
+	Pods         []*v1.Pod // only pods with spec.nodeName set
+	Services     []*v1.Service
+	RCs          []*v1.ReplicationController
+	ReplicaSets  []*appsv1.ReplicaSet
+	StatefulSets []*appsv1.StatefulSet
+}
+
+// wantedKinds are the kinds we decode, with the only group/version accepted
+// for each. Everything else is skipped.
+var wantedKinds = map[string]string{
+	"Node":                  "v1",
+	"Pod":                   "v1",
+	"Service":               "v1",
+	"ReplicationController": "v1",
+	"ReplicaSet":            "apps/v1",
+	"StatefulSet":           "apps/v1",
+}
+
+var deserializer = legacyscheme.Codecs.UniversalDeserializer()
+
+// jsonDocuments splits YAML or JSON input (multi-document YAML separated by
+// "---", or a JSON stream) into JSON documents. Empty documents are dropped.
+func jsonDocuments(data []byte) ([][]byte, error) {
+	var docs [][]byte
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		// JSON (possibly a stream of several values).
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.UseNumber()
+		for {
+			var raw json.RawMessage
+			err := dec.Decode(&raw)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("invalid JSON: %w", err)
+			}
+			docs = append(docs, raw)
+		}
+		return docs, nil
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 0; ; i++ {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading YAML document %d: %w", i+1, err)
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("YAML document %d: %w", i+1, err)
+		}
+		if s := strings.TrimSpace(string(j)); s == "null" || s == "" {
+			continue
+		}
+		docs = append(docs, j)
+	}
+	return docs, nil
+}
+
+type typeAndItems struct {
+	APIVersion string             `json:"apiVersion"`
+	Kind       string             `json:"kind"`
+	Items      *[]json.RawMessage `json:"items"`
+}
+
+// decodeObjects flattens every List in data and decodes the wanted kinds,
+// applying the API server's defaulting. Objects are returned in input order.
+func decodeObjects(data []byte) ([]runtime.Object, error) {
+	docs, err := jsonDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	var out []runtime.Object
+	for _, doc := range docs {
+		if err := decodeJSONObject(doc, &out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func decodeJSONObject(doc []byte, out *[]runtime.Object) error {
+	trimmed := bytes.TrimSpace(doc)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		// A bare array of objects.
+		var items []json.RawMessage
+		if err := json.Unmarshal(trimmed, &items); err != nil {
+			return fmt.Errorf("invalid JSON array: %w", err)
+		}
+		for _, item := range items {
+			if err := decodeJSONObject(item, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var ti typeAndItems
+	if err := json.Unmarshal(doc, &ti); err != nil {
+		return fmt.Errorf("not a Kubernetes object: %w", err)
+	}
+	if ti.Kind == "" {
+		return errors.New("object has no kind")
+	}
+	if ti.Items != nil && strings.HasSuffix(ti.Kind, "List") {
+		for _, item := range *ti.Items {
+			if err := decodeJSONObject(item, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	wantGV, wanted := wantedKinds[ti.Kind]
+	if !wanted {
+		return nil // other kinds are skipped
+	}
+	if ti.APIVersion == "" {
+		// List items written by hand sometimes omit it; the kind is unambiguous.
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(doc, &m); err != nil {
+			return fmt.Errorf("invalid %s: %w", ti.Kind, err)
+		}
+		m["apiVersion"], _ = json.Marshal(wantGV)
+		doc, _ = json.Marshal(m)
+	} else if ti.APIVersion != wantGV {
+		return fmt.Errorf("%s: unsupported apiVersion %q (want %q)", ti.Kind, ti.APIVersion, wantGV)
+	}
+	obj, _, err := deserializer.Decode(doc, nil, nil)
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", ti.Kind, err)
+	}
+	legacyscheme.Scheme.Default(obj)
+	*out = append(*out, obj)
+	return nil
+}
+
+// decodeCluster decodes all cluster inputs. Pods without spec.nodeName are
+// ignored (they are not placed anywhere yet).
+func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
+	c := &Cluster{}
+	nodeNames := map[string]string{}
+	for _, in := range inputs {
+		objs, err := decodeObjects(in.data)
+		if err != nil {
+			return nil, &inputError{source: in.source, err: err}
+		}
+		for _, obj := range objs {
+			switch o := obj.(type) {
+			case *v1.Node:
+				if o.Name == "" {
+					return nil, &inputError{source: in.source, err: errors.New("Node without metadata.name")}
+				}
+				if prev, dup := nodeNames[o.Name]; dup {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("duplicate Node %q (first in %s)", o.Name, prev)}
+				}
+				nodeNames[o.Name] = in.source
+				c.Nodes = append(c.Nodes, o)
+			case *v1.Pod:
+				if o.Spec.NodeName == "" {
+					continue
+				}
+				defaultNamespace(&o.ObjectMeta.Namespace)
+				c.Pods = append(c.Pods, o)
+			case *v1.Service:
+				defaultNamespace(&o.ObjectMeta.Namespace)
+				c.Services = append(c.Services, o)
+			case *v1.ReplicationController:
+				defaultNamespace(&o.ObjectMeta.Namespace)
+				c.RCs = append(c.RCs, o)
+			case *appsv1.ReplicaSet:
+				defaultNamespace(&o.ObjectMeta.Namespace)
+				c.ReplicaSets = append(c.ReplicaSets, o)
+			case *appsv1.StatefulSet:
+				defaultNamespace(&o.ObjectMeta.Namespace)
+				c.StatefulSets = append(c.StatefulSets, o)
+			}
+		}
+	}
+	return c, nil
+}
+
+// decodeIncomingPod decodes the one Pod to be scheduled.
+func decodeIncomingPod(in sourcedBytes) (*v1.Pod, error) {
+	objs, err := decodeObjects(in.data)
+	if err != nil {
+		return nil, &inputError{source: in.source, err: err}
+	}
+	var pods []*v1.Pod
+	for _, obj := range objs {
+		if p, ok := obj.(*v1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
+	if len(pods) != 1 {
+		return nil, &inputError{source: in.source, err: fmt.Errorf("expected exactly one Pod, found %d", len(pods))}
+	}
+	pod := pods[0]
+	defaultNamespace(&pod.Namespace)
+	if pod.Spec.SchedulerName == "" {
+		pod.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	return pod, nil
+}
+
+func defaultNamespace(ns *string) {
+	if *ns == "" {
+		*ns = "default"
+	}
+}

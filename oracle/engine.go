@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+)
+
+// Result is the JSON answer of `oracle explain` (and the "result" of a batch line).
+type Result struct {
+	Pod               string       `json:"pod"`
+	KubernetesVersion string       `json:"kubernetesVersion"`
+	SchedulerName     string       `json:"schedulerName"`
+	Nodes             []NodeResult `json:"nodes"`
+	SelectedNode      *string      `json:"selectedNode"`
+	TiedNodes         []string     `json:"tiedNodes"`
+	Message           *string      `json:"message"`
+}
+
+// NodeResult is the verdict for one Node of the cluster, in input order.
+type NodeResult struct {
+	Name   string       `json:"name"`
+	Filter FilterResult `json:"filter"`
+	// Scores holds each non-skipped score plugin's normalized score, before weighting.
+	Scores map[string]int64 `json:"scores"`
+	// TotalScore is the weighted sum the scheduler ranks by; null if not scored.
+	TotalScore *int64 `json:"totalScore"`
+}
+
+// FilterResult is the status of PreFilter/Filter for one node.
+type FilterResult struct {
+	Code    string   `json:"code"`
+	Plugin  *string  `json:"plugin"`
+	Reasons []string `json:"reasons"`
+}
+
+type scenarioInput struct {
+	clusterDocs  []sourcedBytes
+	podSource    string
+	podData      []byte
+	configSource string
+	configData   []byte // nil: the default v1 configuration
+}
+
+// kubernetesVersion is the version of k8s.io/kubernetes this binary was built
+// against, read from the build info so that go.mod stays the only place it is written.
+var kubernetesVersion = sync.OnceValue(func() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == "k8s.io/kubernetes" {
+				if dep.Replace != nil {
+					return dep.Replace.Version
+				}
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
+})
+
+var setupOnce sync.Once
+
+// quietLogs silences klog: upstream logs (informers, plugin setup) must not
+// pollute stdout/stderr. Set ORACLE_KLOG=1 to keep them.
+func quietLogs() {
+	setupOnce.Do(func() {
+		metrics.Register()
+		if os.Getenv("ORACLE_KLOG") == "" {
+			klog.SetOutput(io.Discard)
+			klog.LogToStderr(false)
+		}
+	})
+}
+
+func contextLogger() logr.Logger {
+	if os.Getenv("ORACLE_KLOG") != "" {
+		return klog.Background()
+	}
+	return logr.Discard()
+}
+
+// explainInput decodes everything, then runs the scheduler.
+func explainInput(in scenarioInput) (*Result, error) {
+	quietLogs()
+	cluster, err := decodeCluster(in.clusterDocs)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := decodeIncomingPod(sourcedBytes{source: in.podSource, data: in.podData})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadSchedulerConfig(in.configData)
+	if err != nil {
+		src := in.configSource
+		if in.configData == nil {
+			src = "default configuration"
+		}
+		return nil, &inputError{source: src, err: err}
+	}
+	prof, err := profileFor(cfg, pod.Spec.SchedulerName)
+	if err != nil {
+		return nil, &inputError{source: in.podSource, err: err}
+	}
+	return explain(cluster, pod, cfg, prof, in.configSource)
+}
+
+// noNominatedPods is the scheduling queue's view of nominated pods when there are none.
+type noNominatedPods struct{}
+
+func (noNominatedPods) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
+func (noNominatedPods) DeleteNominatedPodIfExists(*v1.Pod)                            {}
+func (noNominatedPods) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)          {}
+func (noNominatedPods) NominatedPodsForNode(string) []fwk.PodInfo                     { return nil }
+
+// explain runs one scheduling attempt for pod on cluster with the given profile,
+// evaluating every node, and reports per-node verdicts.
+func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfiguration, prof *config.KubeSchedulerProfile, configSource string) (*Result, error) {
+	logger := contextLogger()
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	defer cancel()
+
+	// The cache keys pods by UID; objects written by hand often have none.
+	if pod.UID == "" {
+		pod.UID = types.UID("oracle-incoming-" + pod.Namespace + "-" + pod.Name)
+	}
+	for i, p := range cluster.Pods {
+		if p.UID == "" {
+			p.UID = types.UID(fmt.Sprintf("oracle-pod-%d", i))
+		}
+	}
+
+	// Informers over a fake API server holding the workload objects that
+	// PodTopologySpread (and SelectorSpread-style defaulting) looks up.
+	var objs []runtime.Object
+	for _, o := range cluster.Services {
+		objs = append(objs, o)
+	}
+	for _, o := range cluster.RCs {
+		objs = append(objs, o)
+	}
+	for _, o := range cluster.ReplicaSets {
+		objs = append(objs, o)
+	}
+	for _, o := range cluster.StatefulSets {
+		objs = append(objs, o)
+	}
+	client := fake.NewClientset(objs...)
+	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	defer informerFactory.Shutdown()
+	defer cancel() // runs before Shutdown
+
+	// The same shared managers kube-scheduler hands to its plugins.
+	var draManager fwk.SharedDRAManager
+	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		claimCache := assumecache.NewAssumeCache(logger, informerFactory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+		trackerOpts := resourceslicetracker.Options{
+			EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+			EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+			SliceInformer:            informerFactory.Resource().V1().ResourceSlices(),
+			KubeClient:               client,
+		}
+		if trackerOpts.EnableDeviceTaintRules {
+			trackerOpts.TaintInformer = informerFactory.Resource().V1().DeviceTaintRules()
+		}
+		tracker, err := resourceslicetracker.StartTracker(ctx, trackerOpts)
+		if err != nil {
+			return nil, fmt.Errorf("starting resource slice tracker: %w", err)
+		}
+		draManager = dynamicresources.NewDRAManager(ctx, claimCache, tracker, informerFactory)
+	}
+	csiManager := nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())
+
+	// Nodes and assigned pods go through the scheduler cache, as the
+	// scheduler's event handlers would add them, then into a snapshot.
+	schedCache := internalcache.New(ctx, nil,
+		utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload),
+		utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup))
+	for _, n := range cluster.Nodes {
+		schedCache.AddNode(logger, n)
+	}
+	for _, p := range cluster.Pods {
+		// kube-scheduler's pod informer never sees terminated pods.
+		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if err := schedCache.AddPod(logger, p); err != nil {
+			return nil, &inputError{source: "cluster", err: fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)}
+		}
+	}
+	snapshot := internalcache.NewEmptySnapshot()
+	if err := schedCache.UpdateSnapshot(logger, snapshot); err != nil {
+		return nil, fmt.Errorf("updating snapshot: %w", err)
+	}
+
+	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), prof,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(informerFactory),
+		frameworkruntime.WithSharedDRAManager(draManager),
+		frameworkruntime.WithSharedCSIManager(csiManager),
+		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithMutableSnapshotLister(snapshot),
+		frameworkruntime.WithParallelism(int(cfg.Parallelism)),
+		frameworkruntime.WithPodGroupManager(schedCache),
+		frameworkruntime.WithLogger(logger),
+	)
+	if err != nil {
+		src := configSource
+		if src == "" {
+			src = "default configuration"
+		}
+		return nil, &inputError{source: src, err: fmt.Errorf("profile %q: %w", prof.SchedulerName, err)}
+	}
+	defer fw.Close()
+	fw.SetPodNominator(noNominatedPods{})
+
+	informerFactory.Start(ctx.Done())
+	for typ, ok := range informerFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("informer for %v did not sync", typ)
+		}
+	}
+
+	res := &Result{
+		Pod:               pod.Namespace + "/" + pod.Name,
+		KubernetesVersion: kubernetesVersion(),
+		SchedulerName:     prof.SchedulerName,
+		Nodes:             make([]NodeResult, len(cluster.Nodes)),
+		TiedNodes:         []string{},
+	}
+	runCycle(ctx, fw, snapshot, pod, cluster.Nodes, res)
+	return res, nil
+}
+
+func strPtr(s string) *string { return &s }
+
+func statusResult(s *fwk.Status) FilterResult {
+	r := FilterResult{Code: s.Code().String(), Reasons: []string{}}
+	if s == nil {
+		return r
+	}
+	if p := s.Plugin(); p != "" {
+		r.Plugin = strPtr(p)
+	}
+	r.Reasons = append(r.Reasons, s.Reasons()...)
+	return r
+}
+
+// runCycle mirrors Scheduler.schedulePod / findNodesThatFitPod /
+// findNodesThatPassFilters / prioritizeNodes, except that every node is
+// evaluated, scoring always runs when something fits, and ties are broken
+// by input order instead of at random.
+func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcache.Snapshot, pod *v1.Pod, inputNodes []*v1.Node, res *Result) {
+	for i, n := range inputNodes {
+		res.Nodes[i] = NodeResult{Name: n.Name, Filter: statusResult(nil), Scores: map[string]int64{}}
+	}
+	setAll := func(s *fwk.Status) {
+		for i := range res.Nodes {
+			res.Nodes[i].Filter = statusResult(s)
+		}
+	}
+
+	numAllNodes := snapshot.NumNodesInPlacement()
+	if numAllNodes == 0 {
+		res.Message = strPtr(scheduler.ErrNoNodesAvailable.Error())
+		return
+	}
+	nodeInfos := make([]fwk.NodeInfo, len(inputNodes))
+	for i, n := range inputNodes {
+		ni, err := snapshot.GetNodeInPlacement(n.Name)
+		if err != nil {
+			// Cannot happen: every input node is in the snapshot.
+			res.Message = strPtr(fmt.Sprintf("node %q missing from snapshot: %v", n.Name, err))
+			setAll(fwk.AsStatus(errors.New(*res.Message)))
+			return
+		}
+		nodeInfos[i] = ni
+	}
+
+	state := framework.NewCycleState()
+	state.SetRecordPluginMetrics(false)
+	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
+
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+	fitError := func() {
+		fe := &framework.FitError{Pod: pod, NumAllNodes: numAllNodes, Diagnosis: diagnosis}
+		res.Message = strPtr(fe.Error())
+	}
+
+	// PreFilter.
+	preRes, s, unscheduledPlugins := fw.RunPreFilterPlugins(ctx, state, pod)
+	diagnosis.UnschedulablePlugins = unscheduledPlugins
+	if !s.IsSuccess() {
+		if !s.IsRejected() {
+			msg := s.AsError().Error()
+			setAll(fwk.AsStatus(errors.New(msg)).WithPlugin(s.Plugin()))
+			res.Message = strPtr(msg)
+			return
+		}
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(s)
+		diagnosis.PreFilterMsg = s.Message()
+		diagnosis.AddPluginStatus(s)
+		setAll(s)
+		fitError()
+		return
+	}
+
+	// Nodes a PreFilterResult leaves out are UnschedulableAndUnresolvable.
+	candidates := make([]int, 0, len(nodeInfos))
+	if preRes.AllNodes() {
+		for i := range nodeInfos {
+			candidates = append(candidates, i)
+		}
+	} else {
+		absent := fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduledPlugins)))
+		diagnosis.NodeToStatus.SetAbsentNodesStatus(absent)
+		for i, ni := range nodeInfos {
+			if preRes.NodeNames.Has(ni.Node().Name) {
+				candidates = append(candidates, i)
+			} else {
+				res.Nodes[i].Filter = statusResult(absent)
+			}
+		}
+	}
+
+	// Filter, on every candidate.
+	statuses := make([]*fwk.Status, len(candidates))
+	if fw.HasFilterPlugins() {
+		fw.Parallelizer().Until(ctx, len(candidates), func(k int) {
+			statuses[k] = fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfos[candidates[k]])
+		}, metrics.Filter)
+	}
+	var feasible []int // indexes into inputNodes, in input order
+	var filterErr error
+	for k, i := range candidates {
+		st := statuses[k]
+		res.Nodes[i].Filter = statusResult(st)
+		switch {
+		case st.IsSuccess():
+			feasible = append(feasible, i)
+		case st.Code() == fwk.Error:
+			if filterErr == nil {
+				filterErr = st.AsError()
+			}
+		default:
+			diagnosis.NodeToStatus.Set(inputNodes[i].Name, st)
+			diagnosis.AddPluginStatus(st)
+		}
+	}
+	if filterErr != nil {
+		res.Message = strPtr(filterErr.Error())
+		return
+	}
+	if len(feasible) == 0 {
+		fitError()
+		return
+	}
+
+	// Score every feasible node, even a lone one.
+	totals := make([]int64, len(feasible))
+	if !fw.HasScorePlugins() {
+		for k := range feasible {
+			totals[k] = 1
+		}
+	} else {
+		feasibleInfos := make([]fwk.NodeInfo, len(feasible))
+		for k, i := range feasible {
+			feasibleInfos[k] = nodeInfos[i]
+		}
+		if st := fw.RunPreScorePlugins(ctx, state, pod, feasibleInfos); !st.IsSuccess() {
+			res.Message = strPtr(st.AsError().Error())
+			return
+		}
+		nodeScores, st := fw.RunScorePlugins(ctx, state, pod, feasibleInfos)
+		if !st.IsSuccess() {
+			res.Message = strPtr(st.AsError().Error())
+			return
+		}
+		weights := map[string]int64{}
+		for _, p := range fw.ListPlugins().Score.Enabled {
+			weights[p.Name] = int64(p.Weight)
+		}
+		for k, i := range feasible {
+			ns := nodeScores[k]
+			for _, ps := range ns.Scores {
+				w := weights[ps.Name]
+				if w == 0 {
+					w = 1
+				}
+				res.Nodes[i].Scores[ps.Name] = ps.Score / w
+			}
+			totals[k] = ns.TotalScore
+		}
+	}
+	best := totals[0]
+	for _, t := range totals {
+		if t > best {
+			best = t
+		}
+	}
+	for k, i := range feasible {
+		t := totals[k]
+		res.Nodes[i].TotalScore = &t
+		if t == best {
+			res.TiedNodes = append(res.TiedNodes, inputNodes[i].Name)
+		}
+	}
+	res.SelectedNode = strPtr(res.TiedNodes[0])
+}

@@ -1,0 +1,236 @@
+// Command oracle answers the question "where would kube-scheduler put this
+// pod, and why?" by running the real upstream scheduler framework (imported
+// as a Go module, see go.mod) on a cluster described by ordinary Kubernetes
+// objects. It is the reference that topospread's `explain --output json` is
+// compared against.
+//
+// Usage:
+//
+//	oracle explain --cluster FILE [--cluster FILE ...] --pod FILE [--config FILE]
+//	oracle batch < requests.jsonl > results.jsonl
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+const usageText = `usage:
+  oracle explain --cluster FILE [--cluster FILE ...] --pod FILE [--config FILE]
+      Print, as JSON on stdout, how the upstream scheduler judges every node
+      for the incoming pod. FILEs hold Kubernetes objects (YAML or JSON,
+      multi-document, List kinds). Bad input: one line on stderr, exit 2.
+  oracle batch
+      Read one JSON request per line on stdin:
+        {"id": ..., "cluster": [objects], "pod": {pod}, "config": {cfg} | null}
+      and write one JSON line per request on stdout:
+        {"id": ..., "result": {...}} or {"id": ..., "error": "..."}
+`
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitBadInput = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	quietLogs()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitBadInput
+	}
+	switch args[0] {
+	case "explain":
+		return runExplain(args[1:], stdout, stderr)
+	case "batch":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "oracle: batch: unexpected arguments %q\n", args[1:])
+			return exitBadInput
+		}
+		if err := runBatch(stdin, stdout); err != nil {
+			fmt.Fprintf(stderr, "oracle: batch: %v\n", err)
+			return exitInternal
+		}
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "oracle: unknown command %q\n%s", args[0], usageText)
+		return exitBadInput
+	}
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func runExplain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var clusterFiles stringList
+	var podFile, configFile string
+	fs.Var(&clusterFiles, "cluster", "cluster objects file (repeatable)")
+	fs.StringVar(&podFile, "pod", "", "incoming pod file")
+	fs.StringVar(&configFile, "config", "", "KubeSchedulerConfiguration file")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "oracle: explain: %v\n", err)
+		return exitBadInput
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "oracle: explain: unexpected arguments %q\n", fs.Args())
+		return exitBadInput
+	}
+	if podFile == "" {
+		fmt.Fprintln(stderr, "oracle: explain: --pod is required")
+		return exitBadInput
+	}
+
+	in := scenarioInput{podSource: podFile, configSource: configFile}
+	for _, f := range clusterFiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return reportError(stderr, &inputError{source: f, err: errors.Unwrap(err)})
+		}
+		in.clusterDocs = append(in.clusterDocs, sourcedBytes{source: f, data: data})
+	}
+	data, err := os.ReadFile(podFile)
+	if err != nil {
+		return reportError(stderr, &inputError{source: podFile, err: errors.Unwrap(err)})
+	}
+	in.podData = data
+	if configFile != "" {
+		data, err := os.ReadFile(configFile)
+		if err != nil {
+			return reportError(stderr, &inputError{source: configFile, err: errors.Unwrap(err)})
+		}
+		in.configData = data
+	}
+
+	result, err := explainInput(in)
+	if err != nil {
+		return reportError(stderr, err)
+	}
+	out, err := json.MarshalIndent(result, "", "  ")
+	if err != nil {
+		return reportError(stderr, err)
+	}
+	out = append(out, '\n')
+	if _, err := stdout.Write(out); err != nil {
+		return exitInternal
+	}
+	return exitOK
+}
+
+func reportError(stderr io.Writer, err error) int {
+	var ie *inputError
+	if errors.As(err, &ie) {
+		fmt.Fprintf(stderr, "oracle: %s\n", oneLine(ie.Error()))
+		return exitBadInput
+	}
+	fmt.Fprintf(stderr, "oracle: internal: %s\n", oneLine(err.Error()))
+	return exitInternal
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// batchRequest is one line of `oracle batch` input.
+type batchRequest struct {
+	ID      json.RawMessage   `json:"id"`
+	Cluster []json.RawMessage `json:"cluster"`
+	Pod     json.RawMessage   `json:"pod"`
+	Config  json.RawMessage   `json:"config"`
+}
+
+type batchResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result *Result         `json:"result,omitempty"`
+	Error  *string         `json:"error,omitempty"`
+}
+
+func runBatch(stdin io.Reader, stdout io.Writer) error {
+	r := bufio.NewReaderSize(stdin, 1<<20)
+	w := bufio.NewWriter(stdout)
+	for {
+		line, readErr := r.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			resp := handleBatchLine(line)
+			out, err := json.Marshal(resp)
+			if err != nil {
+				return err
+			}
+			out = append(out, '\n')
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if readErr == io.EOF {
+			return nil
+		}
+		if readErr != nil {
+			return readErr
+		}
+	}
+}
+
+func handleBatchLine(line []byte) (resp batchResponse) {
+	resp.ID = json.RawMessage("null")
+	fail := func(err error) batchResponse {
+		msg := oneLine(err.Error())
+		resp.Result = nil
+		resp.Error = &msg
+		return resp
+	}
+	var req batchRequest
+	if err := json.Unmarshal(line, &req); err != nil {
+		return fail(&inputError{source: "request", err: err})
+	}
+	if len(req.ID) > 0 {
+		resp.ID = req.ID
+	}
+	in := scenarioInput{podSource: "pod", configSource: "config"}
+	for i, obj := range req.Cluster {
+		in.clusterDocs = append(in.clusterDocs, sourcedBytes{source: fmt.Sprintf("cluster[%d]", i), data: obj})
+	}
+	if isNullJSON(req.Pod) {
+		return fail(&inputError{source: "pod", err: errors.New("missing")})
+	}
+	in.podData = req.Pod
+	if !isNullJSON(req.Config) {
+		in.configData = req.Config
+	}
+	defer func() {
+		// A panic inside upstream code must not take down a whole batch.
+		if p := recover(); p != nil {
+			resp = fail(fmt.Errorf("internal: panic: %v", p))
+		}
+	}()
+	result, err := explainInput(in)
+	if err != nil {
+		return fail(err)
+	}
+	resp.Result = result
+	return resp
+}
+
+func isNullJSON(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
+}
