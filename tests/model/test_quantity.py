@@ -62,9 +62,6 @@ def test_invalid_quantities_are_rejected(text: str) -> None:
         parse_quantity(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Go rounds negative quantities away from zero (-1.5 -> -2); ceil gives -1",
-)
-def test_negative_quantities_round_away_from_zero() -> None:
+def test_negative_quantities_round_away_from_zero_like_go() -> None:
     assert parse_quantity("-1.5").value() == -2
+    assert parse_quantity("-1.5m").milli_value() == -2

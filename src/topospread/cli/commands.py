@@ -32,16 +32,14 @@ def _reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except InputError as exc:
-            lines = exc.lines()
-            click.echo("error: " + lines[0], err=True)
-            for line in lines[1:]:
-                click.echo("error: " + line, err=True)
+            for line in exc.lines():
+                click.echo(line, err=True)
             sys.exit(EXIT_INPUT)
         except UnsupportedError as exc:
             click.echo(f"unsupported: {exc}", err=True)
             sys.exit(EXIT_INPUT)
         except TopospreadError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(str(exc), err=True)
             sys.exit(EXIT_INPUT)
 
     return wrapper  # type: ignore[return-value]

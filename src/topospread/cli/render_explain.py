@@ -104,10 +104,12 @@ def _node_arithmetic(explanation: Explanation, node: NodeResult) -> list[str]:
             continue
         verdict = "≤" if check.skew <= report.constraint.max_skew else ">"
         ok = "ok" if verdict == "≤" else "violates maxSkew"
+        eligible = "" if check.topology_value in report.domain_counts else (
+            " [not an eligible domain (node inclusion policies), so it counts 0]")
         lines.append(
             f"hard #{number}: {key}={check.topology_value}: {check.match_num} matching "
             f"+ {check.self_match} self − {check.min_match_num} min = skew {check.skew} "
-            f"{verdict} maxSkew {report.constraint.max_skew} ({ok})"
+            f"{verdict} maxSkew {report.constraint.max_skew} ({ok}){eligible}"
         )
     return lines
 
@@ -169,6 +171,22 @@ def _render_scores(console: Console, explanation: Explanation) -> None:
         console.print("  (no score plugin had anything to score)")
 
 
+def _hints(explanation: Explanation) -> list[str]:
+    hints = []
+    for number, report in enumerate(explanation.hard_constraints, 1):
+        c = report.constraint
+        if report.min_forced_to_zero:
+            hints.append(
+                f"hard #{number}: only {len(report.domain_counts)} eligible domain(s) for "
+                f"minDomains {c.min_domains}, so each domain takes at most maxSkew "
+                f"({c.max_skew}) matching pods; add {c.topology_key} domains or lower minDomains")
+        elif any(check.topology_value is None for check in report.checks.values()):
+            missing = sum(1 for check in report.checks.values() if check.topology_value is None)
+            hints.append(f"hard #{number}: {missing} node(s) lack the label {c.topology_key} "
+                         "and can never host this pod")
+    return hints
+
+
 def render_explanation(explanation: Explanation, console: Console) -> None:
     """Print the explanation: constraints, per-node verdicts with arithmetic, scores, outcome."""
     pod = explanation.pod
@@ -201,7 +219,9 @@ def render_explanation(explanation: Explanation, console: Console) -> None:
                 "nodes at random; topospread shows the first in input order"
             )
     elif explanation.message is not None:
-        console.print("[bold red]Pending[/bold red]: " + explanation.message)
+        console.print("[bold red]Pending[/bold red]: " + explanation.message, markup=True)
+        for hint in _hints(explanation):
+            console.print(f"  hint: {hint}")
     unimplemented = sorted({p for ps in explanation.unimplemented.values() for p in ps})
     if unimplemented:
         filters = sorted(

@@ -69,7 +69,7 @@ def _objects(path: Path | str) -> tuple[list[KubeObject], tuple[str, ...]]:
     return list(decoded.objects), decoded.skipped
 
 
-def _validate(path: str, objects: Iterable[KubeObject]) -> None:
+def _validate(path: str, objects: Iterable[KubeObject], *, name_objects: bool = True) -> None:
     errors: list[FieldError | str] = []
     for obj in objects:
         if isinstance(obj, Pod):
@@ -78,9 +78,11 @@ def _validate(path: str, objects: Iterable[KubeObject]) -> None:
             problems = validate_node(obj)
         else:
             problems = validate_object(obj)
-        label = f"{type(obj).__name__} {obj.metadata.name}"
-        if obj.metadata.namespace:
-            label = f"{type(obj).__name__} {obj.metadata.namespace}/{obj.metadata.name}"
+        if not name_objects:
+            errors.extend(problems)
+            continue
+        meta = obj.metadata
+        label = f"{type(obj).__name__} {meta.namespace + '/' if meta.namespace else ''}{meta.name}"
         errors.extend(f"{label}: {problem}" for problem in problems)
     if errors:
         raise ValidationError(path, errors)
@@ -104,7 +106,7 @@ def load_pod(path: Path | str) -> Pod:
     pods = [obj for obj in found if isinstance(obj, Pod)]
     if len(pods) != 1:
         raise InputError(str(path), message=f"expected exactly one Pod, found {len(pods)}")
-    _validate(str(path), pods)
+    _validate(str(path), pods, name_objects=False)
     return pods[0]
 
 

@@ -562,8 +562,11 @@ def decode_documents(documents: list[Any], source: str = "") -> Decoded:
         try:
             obj = decode_object(doc, "")
         except DecodeError as exc:
-            label = f"{where} ({_describe('', doc)})" if where else _describe("", doc)
-            errors.extend(f"{label}: {e}" for e in exc.errors)
+            if where:
+                label = f"{where} ({_describe('', doc)})"
+                errors.extend(f"{label}: {e}" for e in exc.errors)
+            else:
+                errors.extend(exc.errors)
             return
         if obj is None:
             meta = doc.get("metadata")

@@ -45,17 +45,22 @@ class Quantity:
     """The value in base units (cores, bytes, counts)."""
 
     def milli_value(self) -> int:
-        """The value in thousandths, rounded up (``Quantity.MilliValue``)."""
-        return math.ceil(self.amount * 1000)
+        """The value in thousandths, rounded away from zero (``Quantity.MilliValue``)."""
+        return _away_from_zero(self.amount * 1000)
 
     def value(self) -> int:
-        """The value in base units, rounded up (``Quantity.Value``)."""
-        return math.ceil(self.amount)
+        """The value in base units, rounded away from zero (``Quantity.Value``)."""
+        return _away_from_zero(self.amount)
 
     def __str__(self) -> str:
         if self.amount.denominator == 1:
             return str(self.amount.numerator)
         return f"{self.milli_value()}m"
+
+
+def _away_from_zero(amount: Fraction) -> int:
+    # ScaledValue rounds the magnitude up: 1.5 -> 2 and -1.5 -> -2.
+    return math.ceil(amount) if amount >= 0 else -math.ceil(-amount)
 
 
 def parse_quantity(text: str) -> Quantity:

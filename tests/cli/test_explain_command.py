@@ -1,0 +1,154 @@
+"""``topospread explain`` end to end: bundled examples, JSON shape, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from topospread import KUBERNETES_VERSION
+from topospread.cli.commands import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "src" / "topospread" / "examples"
+INVALID = ROOT / "tests" / "data" / "invalid"
+BROKEN = ROOT / "tests" / "data" / "broken"
+ONE = EXAMPLES / "one-constraint"
+UPDATE_GOLDEN = os.environ.get("TOPOSPREAD_UPDATE_GOLDEN") == "1"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "pod.yaml").exists())
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_each_bundled_example_prints_its_golden_explanation(name: str) -> None:
+    code, out, err = run("explain", "--example", name)
+    assert code == 0, err
+    golden = EXAMPLES / name / "explain.out"
+    if UPDATE_GOLDEN:
+        golden.write_text(out, encoding="utf-8")
+    assert out == golden.read_text(encoding="utf-8")
+
+
+def test_examples_lists_every_bundled_example_with_its_summary() -> None:
+    code, out, _ = run("examples")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == EXAMPLE_NAMES
+    assert "zoneB" in out
+
+
+def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -> None:
+    code, out, _ = run("explain", "--cluster", str(ONE / "cluster.yaml"),
+                       "--pod", str(ONE / "pod.yaml"), "--output", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["pod"] == "default/mypod"
+    assert document["kubernetesVersion"] == KUBERNETES_VERSION
+    assert [n["name"] for n in document["nodes"]] == ["node1", "node2", "node3", "node4"]
+    assert document["nodes"][0] == {
+        "name": "node1",
+        "filter": {"code": "Unschedulable", "plugin": "PodTopologySpread",
+                   "reasons": ["node(s) didn't match pod topology spread constraints"]},
+        "scores": {},
+        "totalScore": None,
+    }
+    assert document["nodes"][2]["filter"] == {"code": "Success", "plugin": None, "reasons": []}
+    assert document["nodes"][2]["totalScore"] == 0
+    assert document["selectedNode"] == "node3"
+    assert document["tiedNodes"] == ["node3", "node4"]
+    assert document["message"] is None
+
+
+def test_a_pending_pod_reports_the_kube_scheduler_message_in_json() -> None:
+    folder = EXAMPLES / "conflicting-constraints"
+    code, out, _ = run("explain", "--cluster", str(folder / "cluster.yaml"),
+                       "--pod", str(folder / "pod.yaml"), "-o", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["selectedNode"] is None
+    assert document["message"] == (
+        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.")
+
+
+def test_scores_are_reported_for_feasible_nodes_only_and_weighted_in_the_total() -> None:
+    code, out, _ = run("explain", "--example", "system-defaults", "-o", "json")
+    assert code == 0
+    nodes = {n["name"]: n for n in json.loads(out)["nodes"]}
+    assert nodes["node-b2"]["scores"] == {"PodTopologySpread": 100}
+    assert nodes["node-b2"]["totalScore"] == 200
+
+
+def test_several_cluster_files_are_read_in_order() -> None:
+    folder = EXAMPLES / "system-defaults"
+    docs = (folder / "cluster.yaml").read_text(encoding="utf-8").split("---\n")
+    runner = CliRunner()
+    with runner.isolated_filesystem():
+        Path("nodes.yaml").write_text("---\n".join(d for d in docs if "kind: Node" in d))
+        Path("rest.yaml").write_text("---\n".join(d for d in docs if "kind: Node" not in d))
+        result = runner.invoke(cli, ["explain", "--cluster", "nodes.yaml", "--cluster",
+                                     "rest.yaml", "--pod", str(folder / "pod.yaml"), "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["selectedNode"] == "node-b2"
+
+
+def test_objects_of_other_kinds_are_skipped_with_a_note() -> None:
+    runner = CliRunner()
+    with runner.isolated_filesystem():
+        Path("extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
+        result = runner.invoke(cli, ["explain", "--cluster", str(ONE / "cluster.yaml"),
+                                     "--cluster", "extra.yaml", "--pod", str(ONE / "pod.yaml")])
+    assert result.exit_code == 0
+    assert "extra.yaml: skipped v1/ConfigMap cm (kind not used by the scheduler)" in result.stderr
+
+
+def test_missing_options_are_a_usage_error() -> None:
+    code, _, err = run("explain", "--pod", str(ONE / "pod.yaml"))
+    assert code == 2
+    assert "give --cluster FILE" in err
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in BROKEN.iterdir() if p.is_dir()))
+def test_broken_input_gives_one_clear_error_and_exit_status_2(case: str) -> None:
+    folder = BROKEN / case
+    cluster = folder / "cluster.yaml" if (folder / "cluster.yaml").exists() else ONE / "cluster.yaml"
+    pod = folder / "pod.yaml" if (folder / "pod.yaml").exists() or case == "missing-file" \
+        else ONE / "pod.yaml"
+    args = ["explain", "--cluster", str(cluster), "--pod", str(pod)]
+    if (folder / "config.yaml").exists():
+        args += ["--config", str(folder / "config.yaml")]
+    code, out, err = run(*args)
+    expected = (folder / "expect").read_text(encoding="utf-8").replace("{dir}", str(folder))
+    assert code == 2
+    assert out == ""
+    assert err == expected
+    assert "Traceback" not in err
+
+
+def _invalid_cases() -> list[tuple[str, str]]:
+    cases = []
+    for path in sorted(INVALID.glob("*.yaml")):
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        cases.append((path.name, first.removeprefix("# expect: ")))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "expected"), _invalid_cases())
+def test_invalid_objects_are_rejected_with_the_api_server_message(name: str, expected: str) -> None:
+    path = INVALID / name
+    if "kind: Node" in path.read_text(encoding="utf-8"):
+        code, out, err = run("explain", "--cluster", str(path), "--pod", str(ONE / "pod.yaml"))
+        node_name = path.read_text(encoding="utf-8").split("name: ", 1)[1].split()[0]
+        assert err == f"{path}: Node {node_name}: {expected}\n"
+    else:
+        code, out, err = run("explain", "--cluster", str(ONE / "cluster.yaml"), "--pod", str(path))
+        assert err == f"{path}: {expected}\n"
+    assert code == 2
+    assert out == ""
