@@ -46,8 +46,15 @@ def test_examples_lists_every_bundled_example_with_its_summary() -> None:
 
 
 def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -> None:
-    code, out, _ = run("explain", "--cluster", str(ONE / "cluster.yaml"),
-                       "--pod", str(ONE / "pod.yaml"), "--output", "json")
+    code, out, _ = run(
+        "explain",
+        "--cluster",
+        str(ONE / "cluster.yaml"),
+        "--pod",
+        str(ONE / "pod.yaml"),
+        "--output",
+        "json",
+    )
     assert code == 0
     document = json.loads(out)
     assert document["pod"] == "default/mypod"
@@ -55,8 +62,11 @@ def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -
     assert [n["name"] for n in document["nodes"]] == ["node1", "node2", "node3", "node4"]
     assert document["nodes"][0] == {
         "name": "node1",
-        "filter": {"code": "Unschedulable", "plugin": "PodTopologySpread",
-                   "reasons": ["node(s) didn't match pod topology spread constraints"]},
+        "filter": {
+            "code": "Unschedulable",
+            "plugin": "PodTopologySpread",
+            "reasons": ["node(s) didn't match pod topology spread constraints"],
+        },
         "scores": {},
         "totalScore": None,
     }
@@ -69,13 +79,21 @@ def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -
 
 def test_a_pending_pod_reports_the_kube_scheduler_message_in_json() -> None:
     folder = EXAMPLES / "conflicting-constraints"
-    code, out, _ = run("explain", "--cluster", str(folder / "cluster.yaml"),
-                       "--pod", str(folder / "pod.yaml"), "-o", "json")
+    code, out, _ = run(
+        "explain",
+        "--cluster",
+        str(folder / "cluster.yaml"),
+        "--pod",
+        str(folder / "pod.yaml"),
+        "-o",
+        "json",
+    )
     assert code == 0
     document = json.loads(out)
     assert document["selectedNode"] is None
     assert document["message"] == (
-        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.")
+        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
+    )
 
 
 def test_scores_are_reported_for_feasible_nodes_only_and_weighted_in_the_total() -> None:
@@ -93,8 +111,20 @@ def test_several_cluster_files_are_read_in_order() -> None:
     with runner.isolated_filesystem():
         Path("nodes.yaml").write_text("---\n".join(d for d in docs if "kind: Node" in d))
         Path("rest.yaml").write_text("---\n".join(d for d in docs if "kind: Node" not in d))
-        result = runner.invoke(cli, ["explain", "--cluster", "nodes.yaml", "--cluster",
-                                     "rest.yaml", "--pod", str(folder / "pod.yaml"), "-o", "json"])
+        result = runner.invoke(
+            cli,
+            [
+                "explain",
+                "--cluster",
+                "nodes.yaml",
+                "--cluster",
+                "rest.yaml",
+                "--pod",
+                str(folder / "pod.yaml"),
+                "-o",
+                "json",
+            ],
+        )
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["selectedNode"] == "node-b2"
 
@@ -103,8 +133,18 @@ def test_objects_of_other_kinds_are_skipped_with_a_note() -> None:
     runner = CliRunner()
     with runner.isolated_filesystem():
         Path("extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
-        result = runner.invoke(cli, ["explain", "--cluster", str(ONE / "cluster.yaml"),
-                                     "--cluster", "extra.yaml", "--pod", str(ONE / "pod.yaml")])
+        result = runner.invoke(
+            cli,
+            [
+                "explain",
+                "--cluster",
+                str(ONE / "cluster.yaml"),
+                "--cluster",
+                "extra.yaml",
+                "--pod",
+                str(ONE / "pod.yaml"),
+            ],
+        )
     assert result.exit_code == 0
     assert "extra.yaml: skipped v1/ConfigMap cm (kind not used by the scheduler)" in result.stderr
 
@@ -118,9 +158,14 @@ def test_missing_options_are_a_usage_error() -> None:
 @pytest.mark.parametrize("case", sorted(p.name for p in BROKEN.iterdir() if p.is_dir()))
 def test_broken_input_gives_one_clear_error_and_exit_status_2(case: str) -> None:
     folder = BROKEN / case
-    cluster = folder / "cluster.yaml" if (folder / "cluster.yaml").exists() else ONE / "cluster.yaml"
-    pod = folder / "pod.yaml" if (folder / "pod.yaml").exists() or case == "missing-file" \
+    cluster = (
+        folder / "cluster.yaml" if (folder / "cluster.yaml").exists() else ONE / "cluster.yaml"
+    )
+    pod = (
+        folder / "pod.yaml"
+        if (folder / "pod.yaml").exists() or case == "missing-file"
         else ONE / "pod.yaml"
+    )
     args = ["explain", "--cluster", str(cluster), "--pod", str(pod)]
     if (folder / "config.yaml").exists():
         args += ["--config", str(folder / "config.yaml")]

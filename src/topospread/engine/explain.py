@@ -152,7 +152,7 @@ class Explanation:
                 for n in self.nodes
             ],
             "selectedNode": self.selected_node,
-            "tiedNodes": list(self.tied_nodes) if len(self.tied_nodes) > 1 else [],
+            "tiedNodes": list(self.tied_nodes),
             "message": self.message,
             "unimplementedPlugins": {k: list(v) for k, v in self.unimplemented.items()},
         }
