@@ -197,3 +197,21 @@ def test_invalid_objects_are_rejected_with_the_api_server_message(name: str, exp
         assert err == f"{path}: {expected}\n"
     assert code == 2
     assert out == ""
+
+
+def test_a_pod_read_back_from_a_cluster_is_validated_as_stored_not_as_a_new_manifest() -> None:
+    # The API server merged pod-template-hash into the selector when it admitted the pod;
+    # validating that again as a create would wrongly report the key as duplicated.
+    admitted = ROOT / "tests" / "data" / "pods" / "admitted-with-merged-match-label-keys.yaml"
+    code, _, err = run("explain", "--cluster", str(ONE / "cluster.yaml"), "--pod", str(admitted))
+    assert code == 0, err
+    runner = CliRunner()
+    with runner.isolated_filesystem():
+        text = admitted.read_text(encoding="utf-8")
+        Path("manifest.yaml").write_text("\n".join(
+            line for line in text.splitlines() if "uid:" not in line))
+        result = runner.invoke(cli, ["explain", "--cluster", str(ONE / "cluster.yaml"),
+                                     "--pod", "manifest.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr == ('manifest.yaml: spec.topologySpreadConstraints[0][0]: Invalid value: '
+                             '"pod-template-hash": exists in both matchLabelKeys and labelSelector\n')
