@@ -208,10 +208,14 @@ def test_a_pod_read_back_from_a_cluster_is_validated_as_stored_not_as_a_new_mani
     runner = CliRunner()
     with runner.isolated_filesystem():
         text = admitted.read_text(encoding="utf-8")
-        Path("manifest.yaml").write_text("\n".join(
-            line for line in text.splitlines() if "uid:" not in line))
-        result = runner.invoke(cli, ["explain", "--cluster", str(ONE / "cluster.yaml"),
-                                     "--pod", "manifest.yaml"])
+        Path("manifest.yaml").write_text(
+            "\n".join(line for line in text.splitlines() if "uid:" not in line)
+        )
+        result = runner.invoke(
+            cli, ["explain", "--cluster", str(ONE / "cluster.yaml"), "--pod", "manifest.yaml"]
+        )
     assert result.exit_code == 2
-    assert result.stderr == ('manifest.yaml: spec.topologySpreadConstraints[0][0]: Invalid value: '
-                             '"pod-template-hash": exists in both matchLabelKeys and labelSelector\n')
+    assert result.stderr == (
+        "manifest.yaml: spec.topologySpreadConstraints[0][0]: Invalid value: "
+        '"pod-template-hash": exists in both matchLabelKeys and labelSelector\n'
+    )
