@@ -6,8 +6,6 @@ runtime, configuration) → ``plugins`` → ``engine`` (explain, simulate) → e
 (``io`` file reading, ``cli``). Everything below the edges is pure: no I/O.
 """
 
-from typing import Final
-
 from topospread.errors import (
     ConfigError,
     DecodeError,
@@ -17,7 +15,7 @@ from topospread.errors import (
     ValidationError,
 )
 
-KUBERNETES_VERSION: Final = "v1.37.1"
+KUBERNETES_VERSION = "v1.37.1"
 """The upstream kube-scheduler release topospread is faithful to (the oracle's go.mod pins it)."""
 
 __version__ = "0.1.0"

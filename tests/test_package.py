@@ -1,0 +1,77 @@
+"""Package-level promises: the version pin, the public names, the plugin contracts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import topospread
+from topospread.framework.config.decode import default_configuration
+from topospread.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from topospread.framework.node_info import Snapshot
+from topospread.framework.runtime import Framework
+from topospread.plugins import names
+from topospread.plugins.registry import in_tree_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_python_package_and_the_oracle_pin_the_same_kubernetes_release() -> None:
+    go_mod = (ROOT / "oracle" / "go.mod").read_text(encoding="utf-8")
+    pinned = re.search(r"^\s*k8s\.io/kubernetes (v\S+)$", go_mod, re.MULTILINE)
+    assert pinned is not None, "oracle/go.mod does not require k8s.io/kubernetes"
+    assert pinned.group(1) == topospread.KUBERNETES_VERSION
+    staging = set(re.findall(r"=> k8s\.io/\S+ (v\S+)", go_mod))
+    assert staging == {"v0" + topospread.KUBERNETES_VERSION.removeprefix("v1")}
+
+
+def test_all_lists_exactly_the_public_names_of_the_package() -> None:
+    public = {name for name in vars(topospread) if not name.startswith("_")}
+    modules = {"errors", "model", "framework", "plugins", "engine", "io", "cli", "testing"}
+    assert set(topospread.__all__) == public - modules | {"__version__"}
+
+
+EXPECTED_EXTENSION_POINTS = {
+    names.POD_TOPOLOGY_SPREAD: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
+    names.NODE_AFFINITY: {PreFilterPlugin, FilterPlugin},
+    names.NODE_NAME: {PreFilterPlugin, FilterPlugin},
+    names.NODE_RESOURCES_FIT: {PreFilterPlugin, FilterPlugin},
+    names.NODE_UNSCHEDULABLE: {FilterPlugin},
+    names.TAINT_TOLERATION: {FilterPlugin},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_EXTENSION_POINTS))
+def test_each_registered_plugin_implements_its_extension_points_at_runtime(name: str) -> None:
+    plugin = in_tree_registry()[name](
+        None, Handle(Snapshot([])), topospread.framework.features.Features()
+    )
+    for protocol in EXPECTED_EXTENSION_POINTS[name]:
+        assert isinstance(plugin, protocol), f"{name} is not a {protocol.__name__}"
+    if isinstance(plugin, PreFilterPlugin) and plugin.pre_filter_extensions() is not None:
+        assert isinstance(plugin.pre_filter_extensions(), PreFilterExtensions)
+    if isinstance(plugin, ScorePlugin) and plugin.score_extensions() is not None:
+        assert isinstance(plugin.score_extensions(), ScoreExtensions)
+
+
+def test_the_default_profile_runs_pod_topology_spread_with_weight_2() -> None:
+    (profile,) = default_configuration().profiles
+    framework = Framework(profile, in_tree_registry(), Handle(Snapshot([])))
+    assert framework.score_weights[names.POD_TOPOLOGY_SPREAD] == 2
+    assert framework.plugins_at("filter")[:4] == [
+        names.NODE_NAME,
+        names.NODE_UNSCHEDULABLE,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+    ]
+    assert names.POD_TOPOLOGY_SPREAD in framework.plugins_at("pre_filter")
