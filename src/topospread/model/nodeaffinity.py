@@ -19,7 +19,6 @@ Rules kept from upstream v1.37.1:
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Final
 
 from topospread.errors import FieldError
 from topospread.model.labels import Operator, Requirement, Selector, parse_int64, selector_from_set
+from topospread.model.names import is_label_key, is_valid_label_value
 from topospread.model.objects import (
     Node,
     NodeSelector,
@@ -64,78 +64,14 @@ _LABEL_OPERATORS: Final = {
 }
 _FIELD_OPERATORS: Final = ("In", "NotIn")
 
-# k8s.io/apimachinery/pkg/api/validate/content: IsLabelKey, IsLabelValue, IsDNS1123Subdomain.
-_LABEL_NAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_NAME_RE: Final = re.compile(_LABEL_NAME_FMT, re.ASCII)
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(_DNS1123_SUBDOMAIN_FMT, re.ASCII)
-_LABEL_KEY_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_MSG: Final = (
-    "a valid label must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    # content.RegexError: each example is "'x', " and they are joined by " or ".
-    shown = " or ".join(f"'{example}', " for example in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
 def label_key_errors(key: str) -> list[str]:
     """Why ``key`` is not a valid label key (``content.IsLabelKey``); empty when it is."""
-    errors: list[str] = []
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errors.append("prefix part must be no more than 253 bytes")
-            if _DNS1123_SUBDOMAIN_RE.fullmatch(prefix) is None:
-                errors.append(
-                    "prefix part "
-                    + _regex_error(_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
-                )
-    else:
-        return [
-            "a valid label key "
-            + _regex_error(_LABEL_KEY_MSG, _LABEL_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        errors.append("name part must be no more than 63 bytes")
-    if _LABEL_NAME_RE.fullmatch(name) is None:
-        errors.append(
-            "name part "
-            + _regex_error(_LABEL_KEY_MSG, _LABEL_NAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errors
+    return is_label_key(key)
 
 
 def label_value_errors(value: str) -> list[str]:
     """Why ``value`` is not a valid label value (``content.IsLabelValue``); empty when it is."""
-    errors: list[str] = []
-    if len(value.encode()) > 63:
-        errors.append("must be no more than 63 bytes")
-    if value and _LABEL_NAME_RE.fullmatch(value) is None:
-        errors.append(
-            _regex_error(_LABEL_VALUE_MSG, f"({_LABEL_NAME_FMT})?", "MyValue", "my_value", "12345")
-        )
-    return errors
+    return is_valid_label_value(value)
 
 
 class NodeSelectorParseError(ValueError):
