@@ -371,11 +371,16 @@ def _constraint(r: _Reader, c: Mapping[str, Any], p: str) -> TopologySpreadConst
 def _container(r: _Reader, c: Mapping[str, Any], p: str) -> Container:
     resources = r.obj(c, "resources", p) or {}
     res_path = _join(p, "resources")
+    requests = r.resources(resources, "requests", res_path)
+    limits = r.resources(resources, "limits", res_path)
+    # SetDefaults_Pod (pkg/apis/core/v1/defaults.go): the API server defaults a
+    # container's missing requests to its limits, for containers and init containers.
+    requests = {**limits, **requests}
     return Container(
         name=r.string(c, "name", p),
         image=r.string(c, "image", p),
-        requests=r.resources(resources, "requests", res_path),
-        limits=r.resources(resources, "limits", res_path),
+        requests=requests,
+        limits=limits,
         ports=r.objects(
             c,
             "ports",
