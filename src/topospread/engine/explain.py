@@ -9,11 +9,11 @@ picks one of them at random); :attr:`Explanation.tied_nodes` lists them.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.engine.cluster import Cluster
+from topospread.engine.cycle import fit_error_message, schedule_one
 from topospread.errors import InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
@@ -44,8 +44,6 @@ __all__ = [
     "explain",
     "fit_error_message",
 ]
-
-NO_NODE_AVAILABLE = "0/{} nodes are available"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,29 +156,6 @@ class Explanation:
         }
 
 
-def fit_error_message(
-    total_nodes: int,
-    statuses: Mapping[str, Status],
-    absent_status: Status | None = None,
-    pre_filter_message: str = "",
-) -> str:
-    """kube-scheduler's ``FitError.Error()``: a sorted histogram of rejection reasons."""
-    message = NO_NODE_AVAILABLE.format(total_nodes) + ":"
-    if pre_filter_message:
-        return message + f" {pre_filter_message}."
-    histogram: Counter[str] = Counter()
-    for status in statuses.values():
-        histogram.update(status.reasons)
-    if absent_status is not None and len(statuses) < total_nodes:
-        for reason in absent_status.reasons:
-            histogram[reason] += total_nodes - len(statuses)
-    # Go sorts the "<count> <reason>" strings, so "10 x" sorts before "2 y".
-    parts = sorted(f"{count} {reason}" for reason, count in histogram.items())
-    if parts:
-        message += " " + ", ".join(parts) + "."
-    return message
-
-
 _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
     (names.NODE_PORTS, "the pod requests host ports"),
     (names.VOLUME_BINDING, "the pod mounts PersistentVolumeClaims or ephemeral volumes"),
@@ -247,83 +222,32 @@ def explain(
             f"cannot explain pod {pod.key}: " + "; ".join(unsupported) + " (not implemented yet)"
         )
 
-    state = CycleState()
-    node_infos = snapshot.node_infos
-    total = len(node_infos)
-    statuses: dict[str, Status | None] = {}
-    message: str | None = None
-    pre = framework.run_pre_filter_plugins(state, pod)
-    if pre.status is not None and pre.status.code is Code.ERROR:
-        statuses = dict.fromkeys((n.name for n in node_infos), pre.status)
-        message = pre.status.message
-    elif pre.status is not None and pre.status.is_rejected:
-        statuses = dict.fromkeys((n.name for n in node_infos), pre.status)
-        message = fit_error_message(total, {}, None, pre.status.message)
-    else:
-        absent: Status | None = None
-        allowed = None if pre.result is None else pre.result.node_names
-        if allowed is not None:
-            plugins = " ".join(sorted(pre.plugins_with_nodes))
-            absent = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
-            )
-        explicit: dict[str, Status] = {}
-        for info in node_infos:
-            if allowed is not None and info.name not in allowed:
-                statuses[info.name] = absent
-                continue
-            status = framework.run_filter_plugins(state, pod, info)
-            statuses[info.name] = status
-            if status is not None:
-                explicit[info.name] = status
-        errors = [s for s in explicit.values() if s.code is Code.ERROR]
-        if errors:
-            message = errors[0].message
-        elif all(s is not None for s in statuses.values()):
-            message = fit_error_message(total, explicit, absent)
-
-    feasible = [info for info in node_infos if statuses.get(info.name) is None]
-    scores: dict[str, tuple[dict[str, int], int]] = {}
+    cycle = schedule_one(framework, pod)
+    state = cycle.state
     raw_spread: dict[str, int] = {}
-    if feasible and message is None:
-        status = framework.run_pre_score_plugins(state, pod, feasible)
-        if status is not None:
-            message = status.message
-        else:
-            spread = framework.plugin(names.POD_TOPOLOGY_SPREAD)
-            if (
-                isinstance(spread, PodTopologySpread)
-                and names.POD_TOPOLOGY_SPREAD not in state.skip_score_plugins
-            ):
-                for info in feasible:
-                    raw_spread[info.name] = spread.score(state, pod, info)[0]
-            results, status = framework.run_score_plugins(state, pod, feasible)
-            if status is not None:
-                message = status.message
-            for result in results:
-                scores[result.name] = (result.scores, result.total_score)
-
+    spread = framework.plugin(names.POD_TOPOLOGY_SPREAD)
+    if (
+        cycle.scores
+        and isinstance(spread, PodTopologySpread)
+        and names.POD_TOPOLOGY_SPREAD not in state.skip_score_plugins
+    ):
+        for info in cycle.feasible:
+            raw_spread[info.name] = spread.score(state, pod, info)[0]
     nodes = tuple(
         NodeResult(
             name=info.name,
-            filter=FilterVerdict.of(statuses.get(info.name)),
-            scores=scores.get(info.name, ({}, 0))[0],
-            total_score=scores[info.name][1] if info.name in scores else None,
+            filter=FilterVerdict.of(cycle.statuses.get(info.name)),
+            scores=cycle.scores.get(info.name, {}),
+            total_score=cycle.totals.get(info.name),
             raw_scores=(
                 {names.POD_TOPOLOGY_SPREAD: raw_spread[info.name]}
                 if info.name in raw_spread
                 else {}
             ),
         )
-        for info in node_infos
+        for info in snapshot.node_infos
     )
-    selected: str | None = None
-    tied: tuple[str, ...] = ()
-    if scores and message is None:
-        best = max(total_score for _, total_score in scores.values())
-        tied = tuple(n.name for n in nodes if n.total_score == best)
-        selected = tied[0]
+    selected, tied, message = cycle.selected_node, cycle.tied_nodes, cycle.message
     return Explanation(
         pod=pod,
         profile=profile.scheduler_name,
