@@ -1,0 +1,347 @@
+"""The Go oracle (upstream kube-scheduler v1.37.1) and the machinery shared by the
+differential tests: drawing scenarios, running both engines, saving disagreements.
+
+The oracle is ``oracle/bin/oracle`` (or ``$TOPOSPREAD_ORACLE``). It is (re)built with
+``bash oracle/build.sh`` (or ``go build``) when missing or older than its sources and Go
+is installed. When no oracle can be had the differential tests are skipped, saying why —
+unless ``TOPOSPREAD_REQUIRE_ORACLE=1`` (CI), where they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from topospread.testing.scenarios import (
+    Scenario,
+    differences,
+    python_result,
+    run_python,
+    scenario_documents,
+    scenarios,
+    upstream_result,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+ORACLE_DIR = REPO / "oracle"
+REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+UPSTREAM_VERSION = "v1.37.1"
+MAX_SAVED = 5
+"""Regression files written per failing run: enough to see a pattern, not a flood."""
+
+
+# -- locating and building the oracle ----------------------------------------------------------
+
+
+def _newest_source(directory: Path) -> float:
+    sources = [*directory.glob("*.go"), directory / "go.mod", directory / "go.sum"]
+    return max((p.stat().st_mtime for p in sources if p.exists()), default=0.0)
+
+
+def _build(binary: Path) -> str | None:
+    """Build the oracle; returns why it could not be built, or None."""
+    if shutil.which("go") is None:
+        return "Go is not installed"
+    script = ORACLE_DIR / "build.sh"
+    command = (
+        ["bash", str(script)]
+        if script.exists()
+        else ["go", "build", "-o", str(binary.relative_to(ORACLE_DIR)), "."]
+    )
+    try:
+        done = subprocess.run(
+            command, cwd=ORACLE_DIR, capture_output=True, text=True, timeout=1800, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"`{' '.join(command)}` timed out"
+    if done.returncode != 0 or not binary.exists():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        return f"`{' '.join(command)}` failed: " + " | ".join(tail)
+    return None
+
+
+def locate_oracle() -> tuple[Path | None, str]:
+    """The oracle binary, building it if needed, or None and the reason there is none."""
+    explicit = os.environ.get("TOPOSPREAD_ORACLE")
+    if explicit:
+        path = Path(explicit)
+        if path.is_file() and os.access(path, os.X_OK):
+            return path, f"TOPOSPREAD_ORACLE={path}"
+        return None, f"TOPOSPREAD_ORACLE={path} is not an executable file"
+    binary = ORACLE_DIR / "bin" / "oracle"
+    if not ORACLE_DIR.is_dir():
+        return None, f"no oracle sources at {ORACLE_DIR}"
+    fresh = binary.exists() and binary.stat().st_mtime >= _newest_source(ORACLE_DIR)
+    if fresh:
+        return binary, str(binary)
+    problem = _build(binary)
+    if problem is None:
+        return binary, f"{binary} (rebuilt)"
+    if binary.exists():
+        # A stale binary still runs the same upstream scheduler; only the wrapper moved on.
+        return binary, f"{binary} (older than its sources; rebuilding failed: {problem})"
+    return None, f"the Go oracle is unavailable: {problem}"
+
+
+def oracle_required() -> bool:
+    return os.environ.get("TOPOSPREAD_REQUIRE_ORACLE") == "1"
+
+
+# -- running it --------------------------------------------------------------------------------
+
+
+@dataclass
+class Oracle:
+    """``oracle batch``: one process answers a whole list of requests."""
+
+    binary: Path
+    description: str
+
+    def run(self, requests: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Responses (``result`` or ``error``) by request id."""
+        process = subprocess.Popen(
+            [str(self.binary), "batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        streams: dict[str, str] = {}
+
+        def drain(name: str, stream: Any) -> None:
+            streams[name] = stream.read()
+
+        # Read both pipes in threads while writing, so that neither side blocks the other.
+        readers = [
+            threading.Thread(target=drain, args=(name, stream), daemon=True)
+            for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
+        ]
+        for reader in readers:
+            reader.start()
+        assert process.stdin is not None
+        with process.stdin:
+            for request in requests:
+                process.stdin.write(json.dumps(request) + "\n")
+        for reader in readers:
+            reader.join()
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        stdout, stderr = streams["stdout"], streams["stderr"]
+        if process.returncode != 0:
+            raise RuntimeError(f"oracle batch exited {process.returncode}: {stderr.strip()}")
+        responses = {}
+        for line in stdout.splitlines():
+            response = json.loads(line)
+            responses[response["id"]] = response
+        missing = [r["id"] for r in requests if r["id"] not in responses]
+        if missing:
+            raise RuntimeError(f"oracle batch gave no answer for {missing[:5]}: {stderr.strip()}")
+        return responses
+
+
+@pytest.fixture(scope="session")
+def oracle_or_none() -> Oracle | None:
+    """The oracle, None when it is unavailable (fails instead when CI requires it)."""
+    binary, reason = locate_oracle()
+    if binary is None:
+        if oracle_required():
+            pytest.fail(f"TOPOSPREAD_REQUIRE_ORACLE=1 but {reason}", pytrace=False)
+        return None
+    return Oracle(binary, reason)
+
+
+@pytest.fixture(scope="session")
+def oracle(oracle_or_none: Oracle | None) -> Oracle:
+    """The oracle; the test is skipped when it is unavailable."""
+    if oracle_or_none is None:
+        _, reason = locate_oracle()
+        pytest.skip(reason)
+    return oracle_or_none
+
+
+# -- drawing scenarios -------------------------------------------------------------------------
+
+
+def draw_scenarios(seed: int, count: int) -> list[Scenario]:
+    """``count`` scenarios drawn by Hypothesis from ``seed``, deterministically.
+
+    Why ``@given`` + ``@seed`` rather than ``strategy.example()`` or a hand-driven
+    ``ConjectureData``: ``example()`` is unseedable and slow by design, and driving the
+    engine by hand means private APIs. ``@given`` with a fixed ``@seed``, no database and
+    only the generate phase is the public, supported way to get a reproducible stream of
+    examples: the same seed and Hypothesis version give the same scenarios, and nothing is
+    shrunk or replayed because the collecting "test" never fails. Comparing happens
+    afterwards, in one batch, so that the oracle starts once.
+    """
+    drawn: list[Scenario] = []
+
+    @hypothesis_seed(seed)
+    @settings(
+        max_examples=count,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
+    @given(scenarios())
+    def collect(scenario: Scenario) -> None:
+        drawn.append(scenario)
+
+    collect()
+    assert len(drawn) == count, f"Hypothesis drew {len(drawn)} scenarios, not {count}"
+    return drawn
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Disagreement:
+    index: int
+    scenario: Scenario
+    upstream: dict[str, Any] | None
+    lines: list[str]
+    saved: Path | None = None
+
+
+@dataclass
+class Comparison:
+    """The outcome of running a list of scenarios through both engines."""
+
+    seed: int
+    count: int
+    seconds: float
+    disagreements: list[Disagreement] = field(default_factory=list)
+
+    def report(self, replay: str) -> str:
+        first = self.disagreements[0]
+        where = f"saved to {first.saved.relative_to(REPO)}" if first.saved else "not saved"
+        return "\n".join(
+            [
+                f"{len(self.disagreements)} of {self.count} scenarios (seed {self.seed}) "
+                f"disagree with upstream {UPSTREAM_VERSION}.",
+                f"First: scenario #{first.index}, {where}.",
+                *first.lines,
+                f"Replay: {replay}",
+                "Saved: " + ", ".join(str(d.saved.name) for d in self.disagreements if d.saved),
+            ]
+        )
+
+
+def save_regression(disagreement: Disagreement, seed: int) -> Path:
+    """Write the scenario as ``regressions/<hash>.yaml`` with upstream's outcome."""
+    scenario = disagreement.scenario
+    path = REGRESSIONS / f"{scenario.digest()}.yaml"
+    note = (
+        f"found by the differential test, seed {seed}, scenario #{disagreement.index}; "
+        "topospread disagreed: " + " ".join(" ".join(disagreement.lines).split())
+    )
+    documents = scenario_documents(scenario, disagreement.upstream, note)
+    REGRESSIONS.mkdir(exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        out.write(f"# Differential scenario {scenario.digest()} (upstream {UPSTREAM_VERSION}).\n")
+        out.write("# Format: see README.md in this directory.\n")
+        yaml.safe_dump_all(documents, out, sort_keys=False, explicit_start=True)
+    return path
+
+
+def compare(oracle: Oracle, drawn: Sequence[Scenario], seed: int) -> Comparison:
+    """Run every scenario through both engines; save the first few disagreements."""
+    started = time.monotonic()
+    requests = [scenario.request(str(i)) for i, scenario in enumerate(drawn)]
+    outcome: dict[str, Any] = {}
+
+    def ask() -> None:
+        try:
+            outcome["responses"] = oracle.run(requests)
+        except Exception as exc:  # reported below, in the test's thread
+            outcome["error"] = exc
+
+    # The oracle works on one core while Python explains on the other.
+    asking = threading.Thread(target=ask)
+    asking.start()
+    ours: list[dict[str, Any] | str] = []
+    for scenario in drawn:
+        try:
+            ours.append(python_result(run_python(scenario)))
+        except Exception as exc:
+            ours.append(f"python raised {type(exc).__name__}: {exc}")
+    asking.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    responses = outcome["responses"]
+    comparison = Comparison(seed, len(drawn), 0.0)
+    for index, (scenario, mine) in enumerate(zip(drawn, ours, strict=True)):
+        response = responses[str(index)]
+        if "error" in response:
+            theirs = None
+            lines = [f"upstream rejected the scenario: {response['error']}"]
+            if isinstance(mine, str):
+                lines.append(mine)
+        else:
+            theirs = upstream_result(response["result"])
+            lines = [mine] if isinstance(mine, str) else differences(mine, theirs)
+        if lines:
+            disagreement = Disagreement(index, scenario, theirs, lines)
+            if len(comparison.disagreements) < MAX_SAVED:
+                disagreement.saved = save_regression(disagreement, seed)
+            comparison.disagreements.append(disagreement)
+    comparison.seconds = time.monotonic() - started
+    return comparison
+
+
+@dataclass(frozen=True)
+class Differential:
+    """What the differential tests use, handed out as a fixture (tests import nothing
+    from this conftest: with ``--import-mode=importlib`` it is not an importable module)."""
+
+    regressions: Path = REGRESSIONS
+    upstream_version: str = UPSTREAM_VERSION
+
+    @staticmethod
+    def draw(seed: int, count: int) -> list[Scenario]:
+        return draw_scenarios(seed, count)
+
+    @staticmethod
+    def compare(oracle: Oracle, drawn: Sequence[Scenario], seed: int) -> Comparison:
+        return compare(oracle, drawn, seed)
+
+
+@pytest.fixture(scope="session")
+def differential() -> Differential:
+    return Differential()
+
+
+# -- reporting seeds ---------------------------------------------------------------------------
+
+_RUNS: list[str] = []
+
+
+@pytest.fixture
+def report_run() -> Iterator[Any]:
+    """Lets a test add a line (seed, count, time) to the terminal summary."""
+    return _RUNS.append
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _RUNS:
+        terminalreporter.section("differential runs")
+        for line in _RUNS:
+            terminalreporter.write_line(line)
