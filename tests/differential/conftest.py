@@ -22,8 +22,6 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
 
 from topospread.testing.scenarios import (
     Scenario,
@@ -31,8 +29,10 @@ from topospread.testing.scenarios import (
     python_result,
     run_python,
     scenario_documents,
-    scenarios,
     upstream_result,
+)
+from topospread.testing.scenarios import (
+    draw_scenarios as scenario_stream,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -178,34 +178,10 @@ def oracle(oracle_or_none: Oracle | None) -> Oracle:
 
 
 def draw_scenarios(seed: int, count: int) -> list[Scenario]:
-    """``count`` scenarios drawn by Hypothesis from ``seed``, deterministically.
-
-    Why ``@given`` + ``@seed`` rather than ``strategy.example()`` or a hand-driven
-    ``ConjectureData``: ``example()`` is unseedable and slow by design, and driving the
-    engine by hand means private APIs. ``@given`` with a fixed ``@seed``, no database and
-    only the generate phase is the public, supported way to get a reproducible stream of
-    examples: the same seed and Hypothesis version give the same scenarios, and nothing is
-    shrunk or replayed because the collecting "test" never fails. Comparing happens
-    afterwards, in one batch, so that the oracle starts once.
-    """
-    drawn: list[Scenario] = []
-
-    @hypothesis_seed(seed)
-    @settings(
-        max_examples=count,
-        database=None,
-        phases=[Phase.generate],
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-    )
-    @given(scenarios())
-    def collect(scenario: Scenario) -> None:
-        drawn.append(scenario)
-
-    collect()
-    assert len(drawn) == count, f"Hypothesis drew {len(drawn)} scenarios, not {count}"
+    """``count`` independent scenarios from ``seed`` (how and why: the comment above
+    :func:`topospread.testing.scenarios.draw_scenarios`)."""
+    drawn = scenario_stream(seed, count)
+    assert len(drawn) == count, f"drew {len(drawn)} scenarios, not {count}"
     return drawn
 
 

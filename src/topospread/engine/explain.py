@@ -157,7 +157,6 @@ class Explanation:
 
 
 _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
-    (names.NODE_PORTS, "the pod requests host ports"),
     (names.VOLUME_BINDING, "the pod mounts PersistentVolumeClaims or ephemeral volumes"),
     (names.INTER_POD_AFFINITY, "inter-pod affinity or anti-affinity is in use"),
     (names.DYNAMIC_RESOURCES, "the pod uses resource claims"),
@@ -166,9 +165,6 @@ _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
 
 def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
     uses = {
-        names.NODE_PORTS: any(
-            p.host_port for c in (*pod.containers, *pod.init_containers) for p in c.ports
-        ),
         names.VOLUME_BINDING: bool(pod.volume_claims),
         names.INTER_POD_AFFINITY: (pod.affinity is not None and pod.affinity.has_pod_affinity)
         or any(

@@ -11,10 +11,10 @@ from topospread.framework.config.types import PodTopologySpreadArgs
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle, Plugin
 from topospread.framework.runtime import PluginFactory
-from topospread.plugins import names
+from topospread.plugins import imagelocality, names, nodeports
 from topospread.plugins.nodeaffinity import node_affinity
 from topospread.plugins.nodename import node_name
-from topospread.plugins.noderesources import fit
+from topospread.plugins.noderesources import balanced_allocation, fit
 from topospread.plugins.nodeunschedulable import node_unschedulable
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.tainttoleration import taint_toleration
@@ -35,8 +35,11 @@ def _pod_topology_spread(args: object | None, handle: Handle, features: Features
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Factories of every plugin topospread implements, by upstream name."""
     registry: dict[str, PluginFactory] = {
+        names.IMAGE_LOCALITY: imagelocality.new,
         names.NODE_AFFINITY: node_affinity.new,
         names.NODE_NAME: node_name.new,
+        names.NODE_PORTS: nodeports.new,
+        names.NODE_RESOURCES_BALANCED_ALLOCATION: balanced_allocation.new_balanced_allocation,
         names.NODE_RESOURCES_FIT: fit.new_fit,
         names.NODE_UNSCHEDULABLE: node_unschedulable.new,
         names.POD_TOPOLOGY_SPREAD: _pod_topology_spread,
