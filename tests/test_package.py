@@ -43,6 +43,7 @@ def test_all_lists_exactly_the_public_names_of_the_package() -> None:
 
 EXPECTED_EXTENSION_POINTS = {
     names.POD_TOPOLOGY_SPREAD: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
+    names.INTER_POD_AFFINITY: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
     names.NODE_AFFINITY: {PreFilterPlugin, FilterPlugin},
     names.NODE_NAME: {PreFilterPlugin, FilterPlugin},
     names.NODE_RESOURCES_FIT: {PreFilterPlugin, FilterPlugin},

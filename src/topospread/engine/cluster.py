@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.model.objects import (
     KubeObject,
+    Namespace,
     Node,
     Pod,
     ReplicaSet,
@@ -41,6 +42,7 @@ class Cluster:
         rcs: list[ReplicationController] = []
         rss: list[ReplicaSet] = []
         sss: list[StatefulSet] = []
+        namespaces: list[Namespace] = []
         for obj in objects:
             if isinstance(obj, Node):
                 nodes.append(obj)
@@ -52,6 +54,8 @@ class Cluster:
                 rcs.append(obj)
             elif isinstance(obj, ReplicaSet):
                 rss.append(obj)
+            elif isinstance(obj, Namespace):
+                namespaces.append(obj)
             else:
                 sss.append(obj)
         node_names = {node.name for node in nodes}
@@ -73,7 +77,9 @@ class Cluster:
         return cls(
             tuple(nodes),
             tuple(kept),
-            ClusterObjects(tuple(services), tuple(rcs), tuple(rss), tuple(sss)),
+            ClusterObjects(
+                tuple(services), tuple(rcs), tuple(rss), tuple(sss), namespaces=tuple(namespaces)
+            ),
             tuple(notes),
         )
 

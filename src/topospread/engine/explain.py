@@ -158,7 +158,6 @@ class Explanation:
 
 _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
     (names.VOLUME_BINDING, "the pod mounts PersistentVolumeClaims or ephemeral volumes"),
-    (names.INTER_POD_AFFINITY, "inter-pod affinity or anti-affinity is in use"),
     (names.DYNAMIC_RESOURCES, "the pod uses resource claims"),
 )
 
@@ -166,10 +165,6 @@ _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
 def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
     uses = {
         names.VOLUME_BINDING: bool(pod.volume_claims),
-        names.INTER_POD_AFFINITY: (pod.affinity is not None and pod.affinity.has_pod_affinity)
-        or any(
-            p.affinity is not None and p.affinity.pod_anti_affinity_required for p in cluster.pods
-        ),
         names.DYNAMIC_RESOURCES: bool(pod.resource_claims),
     }
     return [

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.model.objects import (
+    Namespace,
     Node,
     Pod,
     ReplicaSet,
@@ -78,12 +79,14 @@ class NodeInfo:
 
 @dataclass(frozen=True, slots=True)
 class ClusterObjects:
-    """Workload objects the scheduler lists (Services, RCs, ReplicaSets, StatefulSets)."""
+    """Objects the scheduler lists besides nodes and pods: workloads and Namespaces."""
 
     services: tuple[Service, ...] = ()
     replication_controllers: tuple[ReplicationController, ...] = ()
     replica_sets: tuple[ReplicaSet, ...] = ()
     stateful_sets: tuple[StatefulSet, ...] = ()
+    namespaces: tuple[Namespace, ...] = ()
+    """Namespace objects; a namespace without one is treated as having no labels."""
     _index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -91,6 +94,10 @@ class ClusterObjects:
     def services_in(self, namespace: str) -> Iterator[Service]:
         """Services of one namespace, in input order."""
         return (s for s in self.services if s.metadata.namespace == namespace)
+
+    def namespace(self, name: str) -> Namespace | None:
+        """The Namespace object with this name, if listed (the first one, if repeated)."""
+        return next((ns for ns in self.namespaces if ns.metadata.name == name), None)
 
     def get(self, kind: str, namespace: str, name: str) -> object | None:
         """The ReplicationController, ReplicaSet or StatefulSet with this name, if listed."""

@@ -9,17 +9,19 @@ document are collected and raised together as one :class:`~topospread.errors.Dec
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from topospread.errors import DecodeError, FieldError
 from topospread.model.objects import (
+    LABEL_METADATA_NAME,
     Affinity,
     Container,
     ContainerPort,
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
+    Namespace,
     Node,
     NodeAffinity,
     NodeSelector,
@@ -52,6 +54,7 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
     ("v1", "ReplicationController"): "ReplicationController",
     ("apps/v1", "ReplicaSet"): "ReplicaSet",
     ("apps/v1", "StatefulSet"): "StatefulSet",
+    ("v1", "Namespace"): "Namespace",
 }
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -488,6 +491,14 @@ def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
     )
 
 
+def _namespace(r: _Reader, doc: Mapping[str, Any]) -> Namespace:
+    meta = _meta(r, doc, namespaced=False)
+    if meta.name:
+        # SetDefaults_Namespace: the API server always labels a namespace with its name.
+        meta = replace(meta, labels={**meta.labels, LABEL_METADATA_NAME: meta.name})
+    return Namespace(meta)
+
+
 def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None:
     """Decode one object, or return ``None`` for a kind topospread does not read.
 
@@ -509,6 +520,8 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         obj = _pod(r, doc)
     elif kind == "Node":
         obj = _node(r, doc)
+    elif kind == "Namespace":
+        obj = _namespace(r, doc)
     else:
         meta = _meta(r, doc, namespaced=True)
         spec = r.obj(doc, "spec", "") or {}

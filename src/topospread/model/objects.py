@@ -17,6 +17,7 @@ from topospread.model.quantity import Quantity
 
 __all__ = [
     "LABEL_HOSTNAME",
+    "LABEL_METADATA_NAME",
     "LABEL_TOPOLOGY_REGION",
     "LABEL_TOPOLOGY_ZONE",
     "Affinity",
@@ -25,6 +26,7 @@ __all__ = [
     "KubeObject",
     "LabelSelector",
     "LabelSelectorRequirement",
+    "Namespace",
     "Node",
     "NodeAffinity",
     "NodeInclusionPolicy",
@@ -50,6 +52,7 @@ __all__ = [
 ]
 
 LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
+LABEL_METADATA_NAME: Final = "kubernetes.io/metadata.name"
 LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
 LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
 
@@ -379,5 +382,24 @@ class StatefulSet:
     selector: LabelSelector | None = None
 
 
-KubeObject = Node | Pod | Service | ReplicationController | ReplicaSet | StatefulSet
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A Namespace; only its labels matter (inter-pod affinity ``namespaceSelector``)."""
+
+    metadata: ObjectMeta
+    """Cluster-scoped: ``namespace`` is empty. Labels include ``kubernetes.io/metadata.name``,
+    which the API server's defaulting (``SetDefaults_Namespace``) sets to the name."""
+
+    @property
+    def name(self) -> str:
+        """The namespace's name."""
+        return self.metadata.name
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The namespace's labels."""
+        return self.metadata.labels
+
+
+KubeObject = Node | Pod | Service | ReplicationController | ReplicaSet | StatefulSet | Namespace
 """Every kind topospread reads."""

@@ -43,6 +43,7 @@ from topospread.model.objects import (
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
+    Namespace,
     Node,
     NodeAffinity,
     NodeSelector,
@@ -921,4 +922,7 @@ def validate_object(obj: KubeObject) -> list[FieldError]:
         return validate_replication_controller(obj)
     if isinstance(obj, ReplicaSet):
         return validate_replica_set(obj)
+    if isinstance(obj, Namespace):
+        # ValidateNamespace: of what the scheduler reads, only the labels.
+        return validate_labels(obj.metadata.labels, "metadata.labels")
     return validate_stateful_set(obj)

@@ -12,6 +12,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle, Plugin
 from topospread.framework.runtime import PluginFactory
 from topospread.plugins import imagelocality, names, nodeports
+from topospread.plugins.interpodaffinity import plugin as inter_pod_affinity
 from topospread.plugins.nodeaffinity import node_affinity
 from topospread.plugins.nodename import node_name
 from topospread.plugins.noderesources import balanced_allocation, fit
@@ -35,6 +36,7 @@ def _pod_topology_spread(args: object | None, handle: Handle, features: Features
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Factories of every plugin topospread implements, by upstream name."""
     registry: dict[str, PluginFactory] = {
+        names.INTER_POD_AFFINITY: inter_pod_affinity.new,
         names.IMAGE_LOCALITY: imagelocality.new,
         names.NODE_AFFINITY: node_affinity.new,
         names.NODE_NAME: node_name.new,

@@ -19,6 +19,7 @@ from topospread.framework.config.defaults import (
 from topospread.framework.config.types import (
     EXTENSION_POINTS,
     IN_TREE_PLUGINS,
+    InterPodAffinityArgs,
     PluginRef,
     Plugins,
     PluginSet,
@@ -90,7 +91,7 @@ def test_default_plugin_config_lists_args_plugins_by_name_with_their_defaults():
             "LeastAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))))
     assert config["DefaultPreemption"] == {"minCandidateNodesPercentage": 10,
                                            "minCandidateNodesAbsolute": 100}
-    assert config["InterPodAffinity"] == {"hardPodAffinityWeight": 1}
+    assert config["InterPodAffinity"] == InterPodAffinityArgs(1, False)
     assert config["VolumeBinding"] == {
         "bindTimeoutSeconds": 600,
         "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],

@@ -6,7 +6,8 @@ A field of the wrong type is reported with its path; if any are, decoding stops 
 (:mod:`.defaults`) and the result validated (:mod:`.validation`); every problem found is
 raised together as one :class:`~topospread.errors.ConfigError`.
 
-Args of ``PodTopologySpread``, ``NodeResourcesFit`` and ``NodeAffinity`` are decoded
+Args of ``PodTopologySpread``, ``NodeResourcesFit``, ``NodeAffinity`` and
+``InterPodAffinity`` are decoded
 into typed values; args of the other in-tree plugins with an args kind are kept as
 defaulted dicts; args of any other plugin are kept as given.
 """
@@ -34,6 +35,7 @@ from topospread.framework.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
     KIND,
+    InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesFitArgs,
     PluginRef,
@@ -191,6 +193,18 @@ def _node_affinity_args(r: _Reader, args: Mapping[str, Any], path: str) -> NodeA
     return NodeAffinityArgs(NodeAffinity(required=required, preferred=preferred))
 
 
+def _inter_pod_affinity_args(
+    r: _Reader, args: Mapping[str, Any], path: str
+) -> InterPodAffinityArgs:
+    # SetDefaults_InterPodAffinityArgs: a missing hardPodAffinityWeight becomes 1.
+    weight = r.integer(args, "hardPodAffinityWeight", path)
+    ignore = r.boolean(args, "ignorePreferredTermsOfExistingPods", path)
+    return InterPodAffinityArgs(
+        hard_pod_affinity_weight=1 if weight is None else weight,
+        ignore_preferred_terms_of_existing_pods=bool(ignore),
+    )
+
+
 def _plugin_args(r: _Reader, name: str, args: Mapping[str, Any], path: str) -> object:
     if name == "PodTopologySpread":
         return _pod_topology_spread_args(r, args, path)
@@ -198,6 +212,8 @@ def _plugin_args(r: _Reader, name: str, args: Mapping[str, Any], path: str) -> o
         return _node_resources_fit_args(r, args, path)
     if name == "NodeAffinity":
         return _node_affinity_args(r, args, path)
+    if name == "InterPodAffinity":
+        return _inter_pod_affinity_args(r, args, path)
     if name in ARGS_PLUGINS:
         return default_raw_args(name, args)
     # Out-of-tree plugins' args stay as given (runtime.Unknown upstream: not defaulted).

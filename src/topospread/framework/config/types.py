@@ -21,6 +21,7 @@ __all__ = [
     "EXTENSION_POINTS",
     "IN_TREE_PLUGINS",
     "KIND",
+    "InterPodAffinityArgs",
     "NodeAffinityArgs",
     "NodeResourcesFitArgs",
     "PluginRef",
@@ -219,6 +220,18 @@ class NodeResourcesFitArgs:
 
 
 @dataclass(frozen=True, slots=True)
+class InterPodAffinityArgs:
+    """``InterPodAffinityArgs``."""
+
+    hard_pod_affinity_weight: int = 1
+    """Score weight of an existing pod's *required* affinity term the incoming pod matches;
+    0..100, missing defaults to 1, an explicit 0 turns that scoring off."""
+    ignore_preferred_terms_of_existing_pods: bool = False
+    """When set, PreScore skips pods without inter-pod affinity terms of their own instead
+    of scoring existing pods' preferences towards them."""
+
+
+@dataclass(frozen=True, slots=True)
 class NodeAffinityArgs:
     """``NodeAffinityArgs``."""
 
@@ -237,7 +250,8 @@ class Profile:
     plugin_config: Mapping[str, object]
     """Args by plugin name, in upstream order (the user's entries, then defaults for
     enabled plugins with an args type, by name). Values are :class:`PodTopologySpreadArgs`,
-    :class:`NodeResourcesFitArgs`, :class:`NodeAffinityArgs`, or, for the other plugins,
+    :class:`NodeResourcesFitArgs`, :class:`NodeAffinityArgs`, :class:`InterPodAffinityArgs`,
+    or, for the other plugins,
     the defaulted args as a plain ``dict`` in their v1 JSON form."""
     percentage_of_nodes_to_score: int | None = None
     """Profile override of the global percentage; ``None`` when not set."""

@@ -23,6 +23,7 @@ from typing import Any, Final
 from topospread.errors import FieldError
 from topospread.framework.config.types import (
     API_VERSION,
+    InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesFitArgs,
     PluginSet,
@@ -41,6 +42,7 @@ from topospread.model.validation import validate_label_name
 
 __all__ = [
     "validate_configuration",
+    "validate_inter_pod_affinity_args",
     "validate_node_affinity_args",
     "validate_node_resources_fit_args",
     "validate_pod_topology_spread_args",
@@ -290,8 +292,9 @@ def _validate_default_preemption_args(path: str, args: Mapping[str, Any]) -> lis
     return errs
 
 
-def _validate_inter_pod_affinity_args(path: str, args: Mapping[str, Any]) -> list[FieldError]:
-    weight = _int_arg(args, "hardPodAffinityWeight")
+def validate_inter_pod_affinity_args(path: str, args: InterPodAffinityArgs) -> list[FieldError]:
+    """``ValidateInterPodAffinityArgs``: hardPodAffinityWeight within [0, 100]."""
+    weight = args.hard_pod_affinity_weight
     if not 0 <= weight <= 100:
         return [
             FieldError.invalid(
@@ -327,11 +330,11 @@ def _validate_plugin_args(path: str, name: str, args: object) -> list[FieldError
         return validate_node_resources_fit_args(path, args)
     if name == "NodeAffinity" and isinstance(args, NodeAffinityArgs):
         return validate_node_affinity_args(path, args)
+    if name == "InterPodAffinity" and isinstance(args, InterPodAffinityArgs):
+        return validate_inter_pod_affinity_args(path, args)
     if isinstance(args, Mapping):
         if name == "DefaultPreemption":
             return _validate_default_preemption_args(path, args)
-        if name == "InterPodAffinity":
-            return _validate_inter_pod_affinity_args(path, args)
         if name == "NodeResourcesBalancedAllocation":
             return _validate_balanced_allocation_args(path, args)
     return []
