@@ -44,11 +44,14 @@ def test_all_lists_exactly_the_public_names_of_the_package() -> None:
 EXPECTED_EXTENSION_POINTS = {
     names.POD_TOPOLOGY_SPREAD: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
     names.INTER_POD_AFFINITY: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
-    names.NODE_AFFINITY: {PreFilterPlugin, FilterPlugin},
+    names.NODE_AFFINITY: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
     names.NODE_NAME: {PreFilterPlugin, FilterPlugin},
-    names.NODE_RESOURCES_FIT: {PreFilterPlugin, FilterPlugin},
+    names.NODE_RESOURCES_FIT: {PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin},
     names.NODE_UNSCHEDULABLE: {FilterPlugin},
-    names.TAINT_TOLERATION: {FilterPlugin},
+    names.TAINT_TOLERATION: {FilterPlugin, PreScorePlugin, ScorePlugin},
+    names.NODE_RESOURCES_BALANCED_ALLOCATION: {PreScorePlugin, ScorePlugin},
+    names.IMAGE_LOCALITY: {ScorePlugin},
+    names.NODE_PORTS: {PreFilterPlugin, FilterPlugin},
 }
 
 

@@ -71,9 +71,16 @@ def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -
         "totalScore": None,
     }
     assert document["nodes"][2]["filter"] == {"code": "Success", "plugin": None, "reasons": []}
-    assert document["nodes"][2]["totalScore"] == 0
-    assert document["selectedNode"] == "node3"
-    assert document["tiedNodes"] == ["node3", "node4"]
+    # NodeResourcesFit 96 × 1 + TaintToleration 100 × 3 on node3; node4 has one pod less.
+    assert document["nodes"][2]["scores"] == {
+        "TaintToleration": 100,
+        "NodeResourcesFit": 96,
+        "ImageLocality": 0,
+    }
+    assert document["nodes"][2]["totalScore"] == 396
+    assert document["nodes"][3]["totalScore"] == 397
+    assert document["selectedNode"] == "node4"
+    assert document["tiedNodes"] == ["node4"]
     assert document["message"] is None
 
 
@@ -100,8 +107,13 @@ def test_scores_are_reported_for_feasible_nodes_only_and_weighted_in_the_total()
     code, out, _ = run("explain", "--example", "system-defaults", "-o", "json")
     assert code == 0
     nodes = {n["name"]: n for n in json.loads(out)["nodes"]}
-    assert nodes["node-b2"]["scores"] == {"PodTopologySpread": 100}
-    assert nodes["node-b2"]["totalScore"] == 200
+    assert nodes["node-b2"]["scores"] == {
+        "TaintToleration": 100,
+        "NodeResourcesFit": 97,
+        "PodTopologySpread": 100,
+        "ImageLocality": 0,
+    }
+    assert nodes["node-b2"]["totalScore"] == 100 * 3 + 97 + 100 * 2
 
 
 def test_several_cluster_files_are_read_in_order() -> None:

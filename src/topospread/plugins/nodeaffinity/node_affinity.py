@@ -13,6 +13,11 @@ Upstream ``pkg/scheduler/framework/plugins/nodeaffinity`` (v1.37.1):
 * Filter checks the scheduler-enforced ``addedAffinity`` first, then the pod's own
   nodeSelector AND required affinity; both rejections are UnschedulableAndUnresolvable.
   Terms that fail to parse never match.
+* PreScore returns Skip when the pod has no preferred node affinity and the profile's
+  ``addedAffinity`` has no preferred terms; a preferred term that fails to parse is an
+  Error. Score is the sum of the weights of the matching preferred terms, the pod's
+  own and ``addedAffinity``'s; NormalizeScore scales them so the best node gets 100
+  (``DefaultNormalizeScore``, ``100 * score // max``). Default weight: 2.
 """
 
 from __future__ import annotations
@@ -26,14 +31,19 @@ from topospread.framework.config.types import NodeAffinityArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
+    MAX_NODE_SCORE,
     FilterPlugin,
     Handle,
+    NodeScore,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
-from topospread.framework.status import Code, Status
+from topospread.framework.status import Code, Status, as_status
 from topospread.model.nodeaffinity import (
     OBJECT_NAME_FIELD,
     NodeSelectorMatcher,
@@ -46,6 +56,7 @@ from topospread.model.nodeaffinity import (
 )
 from topospread.model.objects import Pod
 from topospread.plugins import names
+from topospread.plugins.helper import default_normalize_score
 
 __all__ = [
     "ERR_REASON_CONFLICT",
@@ -53,6 +64,7 @@ __all__ = [
     "ERR_REASON_POD",
     "NAME",
     "PRE_FILTER_STATE_KEY",
+    "PRE_SCORE_STATE_KEY",
     "NodeAffinity",
     "NodeAffinityArgs",
     "new",
@@ -79,6 +91,27 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         return self
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    """The pod's parsed preferred terms; None when the pod has none."""
+
+    preferred: PreferredSchedulingTerms | None
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def _pod_preferred_terms(pod: Pod) -> PreferredSchedulingTerms | None:
+    """``getPodPreferredNodeAffinity``; raises NodeSelectorParseError for a bad term."""
+    affinity = pod.affinity
+    if affinity is None or affinity.node_affinity is None:
+        return None
+    # An empty list and an absent one decode alike; both mean "no preferences".
+    if not affinity.node_affinity.preferred:
+        return None
+    return preferred_scheduling_terms(affinity.node_affinity.preferred)
 
 
 class NodeAffinity:
@@ -174,6 +207,46 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
         return None
 
+    def pre_score(
+        self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        """Parse the pod's preferred terms; Skip when neither the pod nor the profile has any."""
+        try:
+            preferred = _pod_preferred_terms(pod)
+        except NodeSelectorParseError as exc:
+            return as_status(exc)
+        if preferred is None and self._added_pref_sched_terms is None:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """The summed weights of the matching preferred terms, ``addedAffinity``'s and the pod's."""
+        node = node_info.node
+        count = 0
+        if self._added_pref_sched_terms is not None:
+            count += self._added_pref_sched_terms.score(node)
+        try:
+            preferred = state.read(PRE_SCORE_STATE_KEY, _PreScoreState).preferred
+        except (StateNotFoundError, TypeError):
+            try:
+                preferred = _pod_preferred_terms(pod)
+            except NodeSelectorParseError as exc:
+                return 0, as_status(exc)
+        if preferred is not None:
+            count += preferred.score(node)
+        return count, None
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        """Scale onto 0..100, the highest raw score becoming 100 (``DefaultNormalizeScore``)."""
+        return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        """This plugin: it normalizes its scores."""
+        return self
+
 
 def new(args: object | None, handle: Handle, features: Features) -> NodeAffinity:
     """The plugin factory (``nodeaffinity.New``); ``args`` must be NodeAffinityArgs or None."""
@@ -189,3 +262,6 @@ def new(args: object | None, handle: Handle, features: Features) -> NodeAffinity
 if TYPE_CHECKING:
     _pre_filter: PreFilterPlugin = NodeAffinity(NodeAffinityArgs(), Features())
     _filter: FilterPlugin = NodeAffinity(NodeAffinityArgs(), Features())
+    _pre_score: PreScorePlugin = NodeAffinity(NodeAffinityArgs(), Features())
+    _score: ScorePlugin = NodeAffinity(NodeAffinityArgs(), Features())
+    _normalize: ScoreExtensions = NodeAffinity(NodeAffinityArgs(), Features())

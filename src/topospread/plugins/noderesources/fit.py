@@ -14,6 +14,14 @@ is Unschedulable, or UnschedulableAndUnresolvable as soon as one request exceeds
 node's whole allocatable (no preemption could free enough). ``ignoredResources`` and
 ``ignoredResourceGroups`` (the part before ``/``) only exempt extended resources.
 
+PreScore and Score rank the feasible nodes with the configured scoring strategy
+(``scoringStrategy.type``, default ``LeastAllocated`` over cpu and memory, weight 1
+each; ``MostAllocated``; ``RequestedToCapacityRatio`` with its shape): see
+:mod:`.resource_allocation` for the requested/allocatable vectors (cpu and memory with
+the 100m / 200Mi non-zero defaults, the pod included) and :mod:`.least_allocated`,
+:mod:`.most_allocated`, :mod:`.requested_to_capacity_ratio` for the formulas. PreScore
+never skips; there is no NormalizeScore. Default weight in the default profile: 1.
+
 Not modelled: DRA-backed extended resources (no DeviceClasses are read, so none are
 delegated to DRA) and the in-place-resize adjustments behind the alpha
 InPlacePodVerticalScalingSchedulerPreemption gate.
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from topospread.errors import ConfigError
-from topospread.framework.config.types import NodeResourcesFitArgs
+from topospread.framework.config.types import NodeResourcesFitArgs, ScoringStrategy
 from topospread.framework.config.validation import validate_node_resources_fit_args
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
@@ -37,6 +45,9 @@ from topospread.framework.interfaces import (
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.status import Code, Status, as_status
@@ -53,10 +64,23 @@ from topospread.model.resources import (
     sum_pod_resources,
 )
 from topospread.plugins import names
+from topospread.plugins.noderesources.least_allocated import least_resource_scorer
+from topospread.plugins.noderesources.most_allocated import most_resource_scorer
+from topospread.plugins.noderesources.requested_to_capacity_ratio import (
+    requested_to_capacity_ratio_scorer,
+)
+from topospread.plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+    ScorerFunction,
+)
 
 __all__ = [
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
     "NAME",
     "PRE_FILTER_STATE_KEY",
+    "PRE_SCORE_STATE_KEY",
+    "REQUESTED_TO_CAPACITY_RATIO",
     "Fit",
     "InsufficientResource",
     "NodeResourcesFitArgs",
@@ -69,6 +93,10 @@ NAME: Final = names.NODE_RESOURCES_FIT
 
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+LEAST_ALLOCATED: Final = "LeastAllocated"
+MOST_ALLOCATED: Final = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"
 """Filter reason when the node already runs as many pods as it allows."""
@@ -95,6 +123,30 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         return self
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    """The incoming pod's requests of the scored resources, in strategy order."""
+
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def _strategy_function(strategy: ScoringStrategy) -> ScorerFunction:
+    # nodeResourceStrategyTypeMap
+    if strategy.type == LEAST_ALLOCATED:
+        return least_resource_scorer(strategy.resources)
+    if strategy.type == MOST_ALLOCATED:
+        return most_resource_scorer(strategy.resources)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        ratio = strategy.requested_to_capacity_ratio
+        if ratio is None:
+            raise ConfigError(NAME, ["requestedToCapacityRatio: required for this strategy"])
+        return requested_to_capacity_ratio_scorer(strategy.resources, ratio.shape)
+    raise ConfigError(NAME, [f"scoring strategy {strategy.type} is not supported"])
 
 
 def fits_request(
@@ -154,9 +206,21 @@ def fits_request(
 
 
 class Fit:
-    """Checks that a node has room for the pod's requests and one more pod."""
+    """Checks that a node has room for the pod's requests and one more pod; scores by usage."""
 
     def __init__(self, args: NodeResourcesFitArgs, features: Features) -> None:
+        strategy = args.scoring_strategy
+        self._scorer = ResourceAllocationScorer(
+            strategy.type,
+            _strategy_function(strategy),
+            strategy.resources,
+            use_requested=False,
+            # Upstream quirk: NewFit sets enablePodLevelResources on Fit, not on the
+            # embedded resourceAllocationScorer, so the score ignores the incoming pod's
+            # pod-level requests (SkipPodLevelResources) even with the gate on.
+            pod_level_resources=False,
+            node_pod_level_resources=features.enable_pod_level_resources,
+        )
         self._ignored_resources = frozenset(args.ignored_resources)
         self._ignored_resource_groups = frozenset(args.ignored_resource_groups)
         self._pod_level_resources = features.enable_pod_level_resources
@@ -231,6 +295,31 @@ class Fit:
         )
         return Status(code, tuple(r.reason for r in insufficient))
 
+    @property
+    def scoring_strategy(self) -> str:
+        """The scoring strategy's type, e.g. ``LeastAllocated``."""
+        return self._scorer.name
+
+    def pre_score(
+        self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        """Compute the pod's requests of the scored resources (with non-zero defaults)."""
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self._scorer.pod_request_list(pod)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """The strategy's score (0..100) of the node with the pod placed on it."""
+        try:
+            requests = state.read(PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        except (StateNotFoundError, TypeError):
+            # PreScore did not run: compute here, as upstream falls back to.
+            requests = self._scorer.pod_request_list(pod)
+        return self._scorer.score(node_info, requests)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        """None: scores are already in 0..100."""
+        return None
+
 
 def fits(
     pod: Pod, node_info: NodeInfo, features: Features | None = None
@@ -258,3 +347,5 @@ def new_fit(args: object | None, handle: Handle, features: Features) -> Fit:
 if TYPE_CHECKING:
     _pre_filter: PreFilterPlugin = Fit(NodeResourcesFitArgs(), Features())
     _filter: FilterPlugin = Fit(NodeResourcesFitArgs(), Features())
+    _pre_score: PreScorePlugin = Fit(NodeResourcesFitArgs(), Features())
+    _score: ScorePlugin = Fit(NodeResourcesFitArgs(), Features())

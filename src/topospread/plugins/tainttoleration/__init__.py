@@ -4,8 +4,16 @@ from topospread.plugins.tainttoleration.taint_toleration import (
     ERR_REASON_NOT_MATCH,
     ERR_REASON_UNTOLERATED,
     NAME,
+    PRE_SCORE_STATE_KEY,
     TaintToleration,
     new,
 )
 
-__all__ = ["ERR_REASON_NOT_MATCH", "ERR_REASON_UNTOLERATED", "NAME", "TaintToleration", "new"]
+__all__ = [
+    "ERR_REASON_NOT_MATCH",
+    "ERR_REASON_UNTOLERATED",
+    "NAME",
+    "PRE_SCORE_STATE_KEY",
+    "TaintToleration",
+    "new",
+]
