@@ -117,7 +117,11 @@ def explain_command(
     if output == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        render_explanation(result, Console(highlight=False, soft_wrap=True))
+        console = Console(highlight=False, soft_wrap=True)
+        if not console.is_terminal:
+            # Piped or captured output: wide enough that score tables keep whole names.
+            console = Console(highlight=False, soft_wrap=True, width=200)
+        render_explanation(result, console)
 
 
 @cli.command("examples")

@@ -104,8 +104,11 @@ def _node_arithmetic(explanation: Explanation, node: NodeResult) -> list[str]:
             continue
         verdict = "≤" if check.skew <= report.constraint.max_skew else ">"
         ok = "ok" if verdict == "≤" else "violates maxSkew"
-        eligible = "" if check.topology_value in report.domain_counts else (
-            " [not an eligible domain (node inclusion policies), so it counts 0]")
+        eligible = (
+            ""
+            if check.topology_value in report.domain_counts
+            else (" [not an eligible domain (node inclusion policies), so it counts 0]")
+        )
         lines.append(
             f"hard #{number}: {key}={check.topology_value}: {check.match_num} matching "
             f"+ {check.self_match} self − {check.min_match_num} min = skew {check.skew} "
@@ -179,11 +182,14 @@ def _hints(explanation: Explanation) -> list[str]:
             hints.append(
                 f"hard #{number}: only {len(report.domain_counts)} eligible domain(s) for "
                 f"minDomains {c.min_domains}, so each domain takes at most maxSkew "
-                f"({c.max_skew}) matching pods; add {c.topology_key} domains or lower minDomains")
+                f"({c.max_skew}) matching pods; add {c.topology_key} domains or lower minDomains"
+            )
         elif any(check.topology_value is None for check in report.checks.values()):
             missing = sum(1 for check in report.checks.values() if check.topology_value is None)
-            hints.append(f"hard #{number}: {missing} node(s) lack the label {c.topology_key} "
-                         "and can never host this pod")
+            hints.append(
+                f"hard #{number}: {missing} node(s) lack the label {c.topology_key} "
+                "and can never host this pod"
+            )
     return hints
 
 
@@ -237,7 +243,7 @@ def render_explanation(explanation: Explanation, console: Console) -> None:
         if filters:
             console.print(
                 f"  filters: {', '.join(filters)} (they have nothing to check for "
-                "this pod: no host ports, volumes, inter-pod affinity or claims)",
+                "this pod: it uses no volumes and no resource claims)",
                 style="dim",
             )
         if scores:
