@@ -15,9 +15,12 @@ from rich.console import Console
 from topospread import KUBERNETES_VERSION, __version__
 from topospread.cli import examples as bundled
 from topospread.cli.render_explain import render_explanation
+from topospread.cli.render_simulate import render_simulation
 from topospread.engine.explain import explain
+from topospread.engine.sim.simulator import simulate
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.io import load_cluster, load_configuration, load_pod
+from topospread.io.scenarios import load_scenario
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -129,3 +132,56 @@ def examples_command() -> None:
     """List the bundled examples (run one with `topospread explain --example NAME`)."""
     for example in bundled.all_examples():
         click.echo(f"{example.name:32} {example.summary}")
+
+
+@cli.command("simulate")
+@click.argument("scenario", required=False, metavar="[SCENARIO]")
+@click.option("--seed", type=int, default=None, help="RNG seed (pod names, random ties).")
+@click.option(
+    "--tie-break",
+    type=click.Choice(["first", "random"]),
+    default="first",
+    show_default=True,
+    help="Among equally scored nodes: the first in node order, or a seeded random one.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Human-readable text or the JSON documented in the README.",
+)
+@click.option("--list", "list_only", is_flag=True, help="List the bundled scenarios.")
+@_reports_errors
+def simulate_command(
+    scenario: str | None, seed: int | None, tie_break: str, output: str, list_only: bool
+) -> None:
+    """Run a what-if SCENARIO (a file, or a bundled name; default: the story)."""
+    if list_only:
+        if scenario is not None:
+            raise click.UsageError("--list takes no SCENARIO")
+        for found in bundled.all_scenarios():
+            click.echo(f"{found.name:32} {found.summary}")
+        return
+    path = bundled.scenario_path(scenario or "story")
+    parsed = load_scenario(path)
+    console = Console(highlight=False, soft_wrap=True)
+    progress_console = Console(stderr=True)
+    if progress_console.is_terminal and len(parsed.steps) > 3:
+        from rich.progress import Progress
+
+        with Progress(console=progress_console, transient=True) as bar:
+            task = bar.add_task(f"simulating {parsed.name}", total=len(parsed.steps) + 1)
+            result = simulate(
+                parsed,
+                seed,
+                tie_break=tie_break,
+                progress=lambda done, _total: bar.update(task, completed=done),
+            )
+    else:
+        result = simulate(parsed, seed, tie_break=tie_break)
+    if output == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        render_simulation(result, console)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-__all__ = ["Example", "all_examples", "find"]
+__all__ = ["Example", "Scenario", "all_examples", "all_scenarios", "find", "scenario_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +57,43 @@ def find(name: str) -> Example:
             return example
     names = ", ".join(e.name for e in all_examples())
     raise click.UsageError(f"no bundled example {name!r}; choose one of: {names}")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A bundled simulation scenario (``examples/scenarios/<name>.yaml``)."""
+
+    name: str
+    summary: str
+    path: Path
+
+
+def all_scenarios() -> list[Scenario]:
+    """Every bundled scenario, by name; the summary is its ``description``'s first sentence."""
+    found = []
+    for path in sorted((_root() / "scenarios").glob("*.yaml")):
+        summary = ""
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("description:"):
+                text = line.removeprefix("description:").strip(" >-|")
+                if not text and i + 1 < len(lines):
+                    text = lines[i + 1].strip()
+                summary = text
+                break
+        found.append(Scenario(path.stem, summary, path))
+    return found
+
+
+def scenario_path(name_or_path: str) -> Path:
+    """A scenario file: an existing path as given, else the bundled scenario of that name."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        return path
+    for scenario in all_scenarios():
+        if scenario.name == name_or_path:
+            return scenario.path
+    names = ", ".join(s.name for s in all_scenarios())
+    raise click.UsageError(
+        f"no scenario file or bundled scenario {name_or_path!r}; bundled: {names}"
+    )

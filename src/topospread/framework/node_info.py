@@ -134,3 +134,26 @@ class Snapshot:
     def by_name(self) -> Mapping[str, NodeInfo]:
         """Nodes by name."""
         return self._by_name
+
+    def add_node(self, node: Node) -> NodeInfo:
+        """Append a node (no pods yet); it goes last in node order. The name must be new."""
+        if node.name in self._by_name:
+            raise ValueError(f"node {node.name} is already in the snapshot")
+        info = NodeInfo(node)
+        self.node_infos.append(info)
+        self._by_name[node.name] = info
+        return info
+
+    def remove_node(self, node_name: str) -> NodeInfo | None:
+        """Remove a node with its pods and return it; None if it was not here. O(nodes)."""
+        info = self._by_name.pop(node_name, None)
+        if info is not None:
+            self.node_infos.remove(info)
+        return info
+
+    def update_node(self, node: Node) -> NodeInfo:
+        """Replace a node object (labels, taints, unschedulable) in place, keeping its pods."""
+        info = self._by_name[node.name]
+        info.node = node
+        info.generation += 1
+        return info

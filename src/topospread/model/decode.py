@@ -18,6 +18,8 @@ from topospread.model.objects import (
     Affinity,
     Container,
     ContainerPort,
+    Deployment,
+    DeploymentStrategy,
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
@@ -31,6 +33,7 @@ from topospread.model.objects import (
     OwnerReference,
     Pod,
     PodAffinityTerm,
+    PodDisruptionBudget,
     PreferredSchedulingTerm,
     ReplicaSet,
     ReplicationController,
@@ -43,7 +46,14 @@ from topospread.model.objects import (
 )
 from topospread.model.quantity import Quantity, QuantityError, parse_quantity
 
-__all__ = ["SUPPORTED_KINDS", "Decoded", "decode_documents", "decode_object"]
+__all__ = [
+    "SUPPORTED_KINDS",
+    "WORKLOAD_KINDS",
+    "Decoded",
+    "decode_documents",
+    "decode_object",
+    "decode_workload",
+]
 
 T = TypeVar("T")
 
@@ -598,3 +608,95 @@ def decode_documents(documents: list[Any], source: str = "") -> Decoded:
     if errors:
         raise DecodeError(source, errors)
     return Decoded(tuple(objects), tuple(skipped))
+
+
+# -- workload controllers (read by the simulator) ---------------------------------------------
+
+WORKLOAD_KINDS: Mapping[tuple[str, str], str] = {
+    ("apps/v1", "Deployment"): "Deployment",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+}
+"""Kinds :func:`decode_workload` reads in full (replicas, pod template, strategy, budget)."""
+
+
+def _int_or_string(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> int | str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return r.integer(data, key, path)
+
+
+def _template(r: _Reader, spec: Mapping[str, Any], namespace: str) -> Pod | None:
+    raw = r.obj(spec, "template", "spec")
+    if raw is None:
+        return None
+    metadata = raw.get("metadata")
+    metadata = {**metadata, "namespace": namespace} if isinstance(metadata, dict) else metadata
+    inner = _Reader()
+    template = _pod(inner, {"metadata": metadata, "spec": raw.get("spec")})
+    r.errors.extend(
+        FieldError(e.type, f"spec.template.{e.field}", e.value, e.detail) for e in inner.errors
+    )
+    return template
+
+
+def decode_workload(
+    doc: Mapping[str, Any], source: str = ""
+) -> Deployment | ReplicaSet | StatefulSet | PodDisruptionBudget | None:
+    """Decode a Deployment, ReplicaSet, StatefulSet or PodDisruptionBudget in full.
+
+    Unlike :func:`decode_object`, which reads only what the scheduler lists (selectors),
+    this also reads ``replicas``, the pod template, the Deployment strategy (defaulted as
+    ``SetDefaults_Deployment``: RollingUpdate, 25%/25%) and the budget. Returns ``None``
+    for other kinds. Raises :class:`DecodeError` naming every bad field.
+    """
+    kind = WORKLOAD_KINDS.get((str(doc.get("apiVersion")), str(doc.get("kind"))))
+    if kind is None:
+        return None
+    r = _Reader()
+    meta = _meta(r, doc, namespaced=True)
+    spec = r.obj(doc, "spec", "") or {}
+    selector = _label_selector(r, spec, "selector", "spec")
+    obj: Deployment | ReplicaSet | StatefulSet | PodDisruptionBudget
+    if kind == "PodDisruptionBudget":
+        obj = PodDisruptionBudget(
+            meta,
+            selector,
+            min_available=_int_or_string(r, spec, "minAvailable", "spec"),
+            max_unavailable=_int_or_string(r, spec, "maxUnavailable", "spec"),
+        )
+    else:
+        replicas = r.integer(spec, "replicas", "spec")
+        template = _template(r, spec, meta.namespace)
+        if kind == "ReplicaSet":
+            obj = ReplicaSet(meta, selector, replicas, template)
+        elif kind == "StatefulSet":
+            update = r.obj(spec, "updateStrategy", "spec") or {}
+            obj = StatefulSet(
+                meta,
+                selector,
+                replicas,
+                template,
+                pod_management_policy=r.string(spec, "podManagementPolicy", "spec", "OrderedReady"),
+                update_strategy=r.string(update, "type", "spec.updateStrategy", "RollingUpdate"),
+            )
+        else:
+            raw = r.obj(spec, "strategy", "spec") or {}
+            strategy_type = r.string(raw, "type", "spec.strategy", "RollingUpdate")
+            rolling = r.obj(raw, "rollingUpdate", "spec.strategy") or {}
+            where = "spec.strategy.rollingUpdate"
+            surge = _int_or_string(r, rolling, "maxSurge", where)
+            unavailable = _int_or_string(r, rolling, "maxUnavailable", where)
+            strategy = DeploymentStrategy(
+                strategy_type,
+                "25%" if surge is None else surge,
+                "25%" if unavailable is None else unavailable,
+            )
+            obj = Deployment(meta, selector, replicas, template, strategy)
+    if r.errors:
+        raise DecodeError(_describe(source, doc), r.errors)
+    return obj

@@ -23,6 +23,9 @@ __all__ = [
     "Affinity",
     "Container",
     "ContainerPort",
+    "Deployment",
+    "DeploymentStrategy",
+    "IntOrString",
     "KubeObject",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -37,6 +40,7 @@ __all__ = [
     "OwnerReference",
     "Pod",
     "PodAffinityTerm",
+    "PodDisruptionBudget",
     "PreferredSchedulingTerm",
     "ReplicaSet",
     "ReplicationController",
@@ -372,6 +376,10 @@ class ReplicaSet:
 
     metadata: ObjectMeta
     selector: LabelSelector | None = None
+    replicas: int | None = None
+    """``spec.replicas``; None (absent) defaults to 1. Only the simulator reads it."""
+    template: Pod | None = None
+    """``spec.template`` as a pod without a name; only the simulator reads it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +388,14 @@ class StatefulSet:
 
     metadata: ObjectMeta
     selector: LabelSelector | None = None
+    replicas: int | None = None
+    """``spec.replicas``; None (absent) defaults to 1. Only the simulator reads it."""
+    template: Pod | None = None
+    """``spec.template`` as a pod without a name; only the simulator reads it."""
+    pod_management_policy: str = "OrderedReady"
+    """``OrderedReady`` (one pod at a time, in ordinal order) or ``Parallel``."""
+    update_strategy: str = "RollingUpdate"
+    """``RollingUpdate`` (replace pods from the highest ordinal down) or ``OnDelete``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,3 +419,43 @@ class Namespace:
 
 KubeObject = Node | Pod | Service | ReplicationController | ReplicaSet | StatefulSet | Namespace
 """Every kind topospread reads."""
+
+
+IntOrString = int | str
+"""``intstr.IntOrString``: an absolute number or a percentage such as ``"25%"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentStrategy:
+    """``spec.strategy`` of a Deployment, defaulted as ``SetDefaults_Deployment`` does."""
+
+    type: str = "RollingUpdate"
+    """``RollingUpdate`` or ``Recreate``."""
+    max_surge: IntOrString = "25%"
+    """Pods above ``replicas`` allowed during a rolling update (percentages round up)."""
+    max_unavailable: IntOrString = "25%"
+    """Pods below ``replicas`` allowed during a rolling update (percentages round down)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """An apps/v1 Deployment: the simulator runs it as upstream's deployment controller does."""
+
+    metadata: ObjectMeta
+    selector: LabelSelector | None = None
+    replicas: int | None = None
+    """``spec.replicas``; None (absent) defaults to 1."""
+    template: Pod | None = None
+    """``spec.template`` as a pod without a name."""
+    strategy: DeploymentStrategy = field(default_factory=DeploymentStrategy)
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """A policy/v1 PodDisruptionBudget; evictions (``drain``) respect it."""
+
+    metadata: ObjectMeta
+    selector: LabelSelector | None = None
+    """``None`` selects no pods; ``{}`` selects every pod of the namespace (policy/v1)."""
+    min_available: IntOrString | None = None
+    max_unavailable: IntOrString | None = None

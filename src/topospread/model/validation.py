@@ -40,6 +40,8 @@ from topospread.model.names import (
 )
 from topospread.model.objects import (
     Affinity,
+    Deployment,
+    DeploymentStrategy,
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
@@ -51,6 +53,7 @@ from topospread.model.objects import (
     NodeSelectorTerm,
     Pod,
     PodAffinityTerm,
+    PodDisruptionBudget,
     PreferredSchedulingTerm,
     ReplicaSet,
     ReplicationController,
@@ -65,6 +68,7 @@ from topospread.model.objects import (
 __all__ = [
     "merge_match_label_keys",
     "validate_affinity",
+    "validate_deployment_strategy",
     "validate_label_name",
     "validate_label_selector",
     "validate_label_selector_requirement",
@@ -80,6 +84,9 @@ __all__ = [
     "validate_object",
     "validate_pod",
     "validate_pod_affinity_term",
+    "validate_pod_disruption_budget",
+    "validate_pod_template",
+    "validate_positive_int_or_percent",
     "validate_preferred_scheduling_terms",
     "validate_replica_set",
     "validate_replication_controller",
@@ -87,6 +94,7 @@ __all__ = [
     "validate_stateful_set",
     "validate_tolerations",
     "validate_topology_spread_constraints",
+    "validate_workload_spec",
 ]
 
 IS_NOT_POSITIVE_ERROR_MSG = "must be greater than zero"
@@ -926,3 +934,166 @@ def validate_object(obj: KubeObject) -> list[FieldError]:
         # ValidateNamespace: of what the scheduler reads, only the labels.
         return validate_labels(obj.metadata.labels, "metadata.labels")
     return validate_stateful_set(obj)
+
+
+# -- workload controllers (read by the simulator) ---------------------------------------------
+
+_PERCENT_MESSAGE = (
+    "a valid percent string must be a numeric string followed by an ending '%' "
+    "(e.g. '1%' or '93%', regex used for validation is '[0-9]+%')"
+)
+
+
+def _prefixed(errors: Iterable[FieldError], prefix: str) -> list[FieldError]:
+    return [FieldError(e.type, f"{prefix}.{e.field}", e.value, e.detail) for e in errors]
+
+
+def _nonnegative(value: int | None, path: str) -> list[FieldError]:
+    # ValidateNonnegativeField.
+    if value is not None and value < 0:
+        return [FieldError.invalid(path, value, "must be greater than or equal to 0")]
+    return []
+
+
+def _int_or_percent(value: int | str) -> tuple[int, bool] | None:
+    # getIntOrPercentValue: (value, is_percent); None for a malformed percentage.
+    if isinstance(value, int):
+        return value, False
+    if len(value) > 1 and value.endswith("%") and value[:-1].isdigit() and value[:-1].isascii():
+        return int(value[:-1]), True
+    return None
+
+
+def validate_positive_int_or_percent(value: int | str, path: str) -> list[FieldError]:
+    """``ValidatePositiveIntOrPercent`` then ``IsNotMoreThan100Percent`` (apps validation)."""
+    parsed = _int_or_percent(value)
+    if parsed is None:
+        return [FieldError.invalid(path, value, _PERCENT_MESSAGE)]
+    number, percent = parsed
+    if not percent:
+        return _nonnegative(number, path)
+    if number > 100:
+        return [FieldError.invalid(path, value, "must not be greater than 100%")]
+    return []
+
+
+def _selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
+    # metav1.LabelSelectorAsSelector(selector).Matches(labels), for a valid selector.
+    if any(labels.get(k) != v for k, v in selector.match_labels.items()):
+        return False
+    for e in selector.match_expressions:
+        present = e.key in labels
+        if e.operator == "In" and (not present or labels[e.key] not in e.values):
+            return False
+        if e.operator == "NotIn" and present and labels[e.key] in e.values:
+            return False
+        if e.operator == "Exists" and not present:
+            return False
+        if e.operator == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def validate_pod_template(
+    template: Pod | None, selector: LabelSelector | None, path: str
+) -> list[FieldError]:
+    """``ValidatePodTemplateSpecForReplicaSet`` for what scheduling reads.
+
+    The template is validated as a pod on create (:func:`validate_pod`, paths under
+    ``<path>.``), and a valid selector must match the template's labels.
+    """
+    if template is None:
+        return [FieldError.required(path)]
+    errs: list[FieldError] = []
+    if (
+        selector is not None
+        and not validate_label_selector(selector, "")
+        and (selector.match_labels or selector.match_expressions)
+        and not _selector_matches(selector, template.metadata.labels)
+    ):
+        errs.append(
+            FieldError.invalid(
+                _child(path, "metadata.labels"),
+                dict(sorted(template.metadata.labels.items())),
+                "`selector` does not match template `labels`",
+            )
+        )
+    errs.extend(_prefixed(validate_pod(template), path))
+    return errs
+
+
+def validate_workload_spec(
+    obj: ReplicaSet | StatefulSet | Deployment,
+) -> list[FieldError]:
+    """A controller as the simulator runs it: labels, selector, replicas, template, strategy.
+
+    ``ValidateDeployment`` / ``ValidateReplicaSet`` / ``ValidateStatefulSet`` of
+    ``pkg/apis/apps/validation`` for what the simulator reads.
+    """
+    kind = {ReplicaSet: "deployment", StatefulSet: "statefulset", Deployment: "deployment"}
+    errs = validate_labels(obj.metadata.labels, "metadata.labels")
+    errs.extend(_validate_workload_selector(obj.selector, kind[type(obj)]))
+    errs.extend(_nonnegative(obj.replicas, "spec.replicas"))
+    errs.extend(validate_pod_template(obj.template, obj.selector, "spec.template"))
+    if isinstance(obj, StatefulSet):
+        if obj.pod_management_policy not in ("OrderedReady", "Parallel"):
+            errs.append(
+                FieldError.not_supported(
+                    "spec.podManagementPolicy",
+                    obj.pod_management_policy,
+                    ["OrderedReady", "Parallel"],
+                )
+            )
+        if obj.update_strategy not in ("RollingUpdate", "OnDelete"):
+            errs.append(
+                FieldError.not_supported(
+                    "spec.updateStrategy", obj.update_strategy, ["OnDelete", "RollingUpdate"]
+                )
+            )
+    if isinstance(obj, Deployment):
+        errs.extend(validate_deployment_strategy(obj.strategy, "spec.strategy"))
+    return errs
+
+
+def validate_deployment_strategy(strategy: DeploymentStrategy, path: str) -> list[FieldError]:
+    """``ValidateDeploymentStrategy`` / ``ValidateRollingUpdateDeployment``."""
+    if strategy.type == "Recreate":
+        return []
+    if strategy.type != "RollingUpdate":
+        return [
+            FieldError.not_supported(
+                _child(path, "type"), strategy.type, ["Recreate", "RollingUpdate"]
+            )
+        ]
+    rolling = _child(path, "rollingUpdate")
+    unavailable_path = _child(rolling, "maxUnavailable")
+    errs = validate_positive_int_or_percent(strategy.max_unavailable, unavailable_path)
+    errs.extend(validate_positive_int_or_percent(strategy.max_surge, _child(rolling, "maxSurge")))
+    unavailable = _int_or_percent(strategy.max_unavailable)
+    surge = _int_or_percent(strategy.max_surge)
+    if unavailable is not None and surge is not None and unavailable[0] == 0 and surge[0] == 0:
+        errs.append(
+            FieldError.invalid(
+                unavailable_path, strategy.max_unavailable, "may not be 0 when `maxSurge` is 0"
+            )
+        )
+    return errs
+
+
+def validate_pod_disruption_budget(pdb: PodDisruptionBudget) -> list[FieldError]:
+    """``ValidatePodDisruptionBudget`` (policy/v1) for what evictions read."""
+    errs = validate_labels(pdb.metadata.labels, "metadata.labels")
+    if pdb.min_available is not None and pdb.max_unavailable is not None:
+        errs.append(
+            FieldError.invalid(
+                "spec",
+                {"minAvailable": pdb.min_available, "maxUnavailable": pdb.max_unavailable},
+                "minAvailable and maxUnavailable cannot be both set",
+            )
+        )
+    if pdb.min_available is not None:
+        errs.extend(validate_positive_int_or_percent(pdb.min_available, "spec.minAvailable"))
+    if pdb.max_unavailable is not None:
+        errs.extend(validate_positive_int_or_percent(pdb.max_unavailable, "spec.maxUnavailable"))
+    errs.extend(validate_label_selector(pdb.selector, "spec.selector"))
+    return errs

@@ -1,0 +1,798 @@
+"""The what-if simulator: a deterministic event loop around kube-scheduler's cycle.
+
+Events sit in one heap ordered by ``(time, priority, sequence)`` — the sequence number
+is a monotonic counter, so runs are exactly repeatable (P16). Priorities at one
+simulated second, in order: scenario steps, API actions (evictions, drain retries),
+controller syncs, queue moves, scheduling cycles. So every controller that a change
+woke runs before the scheduler takes the pods it created, and the scheduler drains its
+active queue one pod per event (one ``schedule_one`` per pod per attempt).
+
+Time is whole simulated seconds. A controller woken by a pod becoming Ready (= bound)
+runs one second later; taint-based evictions happen after the pod's
+``tolerationSeconds``; ``kubectl drain`` retries a blocked eviction every 5 s.
+
+The scheduling queue, simplified from ``pkg/scheduler/backend/queue``: the active queue
+is ordered as PrioritySort orders it (``spec.priority`` descending, then the time the pod
+entered the queue). A pod that fails is kept aside as unschedulable; any cluster event
+(a node added, changed or removed, a pod bound or deleted) moves every unschedulable
+pod back, into the active queue once its backoff (1 s doubling to 10 s, from the
+KubeSchedulerConfiguration) has passed. Upstream filters those moves by each plugin's
+queueing hints; moving all of them only costs extra attempts, never changes where pods
+land. No preemption, no ``percentageOfNodesToScore`` cut-off (every node is
+evaluated), no periodic flush of unschedulable pods.
+
+The scheduler's view is ONE long-lived :class:`Snapshot`, updated incrementally as pods
+are bound or deleted and nodes change (kube-scheduler's cache).
+
+Hot spots for big runs (5,000 nodes, 50,000 pods): ``schedule_one`` is O(nodes × pods
+on a node) in PreFilter counting — upstream's cost too; ``ClusterState.pods_on`` is
+O(pods) but only used by node steps; the report at the end of each step is
+O(workloads × nodes × pods per node).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Final
+
+from topospread.engine.cycle import schedule_one
+from topospread.errors import InputError, TopospreadError, UnsupportedError
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import ClusterObjects, Snapshot
+from topospread.framework.runtime import Framework, PluginFactory
+from topospread.model.objects import (
+    LABEL_TOPOLOGY_ZONE,
+    Deployment,
+    Node,
+    ObjectMeta,
+    Pod,
+    PodDisruptionBudget,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Taint,
+)
+from topospread.model.taints import toleration_tolerates_taint
+from topospread.plugins import names
+from topospread.plugins.registry import in_tree_registry
+
+from .controllers import (
+    Controllers,
+    budgets_blocking,
+    selector_matches,
+    stateful_set_revision,
+)
+from .report import layout, pending_pods, workload_spreads
+from .result import SimEvent, SimulationResult, StepResult
+from .scenario import (
+    AddNodes,
+    Apply,
+    Cordon,
+    DeletePods,
+    Drain,
+    FailNodes,
+    LabelNodes,
+    NodeSet,
+    RemoveNodes,
+    Rollout,
+    Scale,
+    Scenario,
+    ScenarioObject,
+    Step,
+    TaintNodes,
+    Uncordon,
+    Wait,
+    validate_rolled_out_template,
+)
+from .state import (
+    TAINT_UNREACHABLE,
+    ClusterState,
+    DeploymentState,
+    OwnerKey,
+    PodRecord,
+    ReplicaSetState,
+    StatefulSetState,
+)
+
+__all__ = [
+    "DEFAULT_MAX_EVENTS_PER_STEP",
+    "DRAIN_RETRY_SECONDS",
+    "EmptySchedule",
+    "SimulationLimitError",
+    "Simulator",
+    "simulate",
+]
+
+DRAIN_RETRY_SECONDS: Final = 5
+"""kubectl drain waits this long before retrying an eviction a budget refused."""
+DRAIN_MAX_RETRIES: Final = 120
+"""Give up a drain after this many retries (10 minutes) and say so in the step notes."""
+DEFAULT_MAX_EVENTS_PER_STEP: Final = 2_000_000
+
+# Event priorities within one simulated second.
+_STEP, _API, _CONTROLLER, _QUEUE, _SCHEDULE = range(5)
+
+
+class EmptySchedule(TopospreadError):
+    """``Simulator.step()`` was called with no event left to process."""
+
+
+class SimulationLimitError(TopospreadError):
+    """A step did not settle within the event budget (a controller loop that never ends)."""
+
+
+@dataclass(slots=True)
+class _Queued:
+    record: PodRecord
+    attempts: int = 0
+    last_attempt: int = 0
+    message: str = ""
+
+
+_Action = Callable[[], None]
+
+
+class Simulator:
+    """Runs a :class:`Scenario`; use :meth:`run_scenario`, or drive it with steps.
+
+    ``tie_break`` is ``first`` (the first top-scoring node in node order, as
+    ``explain`` does) or ``random`` (a seeded choice among them, as kube-scheduler
+    picks at random).
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int = 0,
+        *,
+        tie_break: str = "first",
+        registry: Mapping[str, PluginFactory] | None = None,
+        features: Features = Features(),
+        max_events_per_step: int = DEFAULT_MAX_EVENTS_PER_STEP,
+    ) -> None:
+        if tie_break not in ("first", "random"):
+            raise ValueError(f"tie_break must be 'first' or 'random', not {tie_break!r}")
+        self.scenario = scenario
+        self.seed = seed
+        self.tie_break = tie_break
+        self.features = features
+        self.registry = dict(registry) if registry is not None else in_tree_registry()
+        self.max_events_per_step = max_events_per_step
+        self.configuration = scenario.configuration
+        self.now = 0
+        self._heap: list[tuple[int, int, int, _Action]] = []
+        self._seq = 0
+        self._name_rng = random.Random(seed)
+        self._tie_rng = random.Random(f"{seed}/ties")
+        self.state = ClusterState(self)
+        self.controllers = Controllers(self.state, self._name_rng, self._requeue)
+        self.snapshot = Snapshot(())
+        self._frameworks: dict[str, Framework] | None = None
+        self._active: list[tuple[int, int, str, str]] = []
+        """Heap of (-priority, enqueue sequence, pod key, uid)."""
+        self._queued: dict[str, _Queued] = {}
+        """Every pending pod by key: in the active queue, backing off or unschedulable."""
+        self._unschedulable: set[str] = set()
+        self._cluster_changed = False
+        self._schedule_pending = False
+        self._sync_at: dict[OwnerKey, int] = {}
+        self._events: list[SimEvent] = []
+        self._notes: list[str] = []
+        self._attempts = 0
+
+    # -- the event loop ---------------------------------------------------------------
+
+    def schedule(self, delay: int, priority: int, action: _Action) -> None:
+        """Run ``action`` ``delay`` seconds from now, after earlier-queued equal events."""
+        self._seq += 1
+        heapq.heappush(self._heap, (self.now + delay, priority, self._seq, action))
+
+    def peek(self) -> int | None:
+        """The time of the next event, or None."""
+        return self._heap[0][0] if self._heap else None
+
+    def step(self) -> None:
+        """Process the next event; :class:`EmptySchedule` if there is none."""
+        if not self._heap:
+            raise EmptySchedule("no events left")
+        time, _, _, action = heapq.heappop(self._heap)
+        self.now = self.state.now = time
+        action()
+
+    def run(self, until: int | None = None) -> None:
+        """Process events until none is left, or until the next one is after ``until``."""
+        processed = 0
+        while self._heap and (until is None or self._heap[0][0] <= until):
+            self.step()
+            processed += 1
+            if processed > self.max_events_per_step:
+                raise SimulationLimitError(
+                    f"more than {self.max_events_per_step} events without settling "
+                    f"(t={self.now}s); the scenario may loop"
+                )
+        if until is not None and until > self.now:
+            self.now = self.state.now = until
+
+    # -- running a scenario -----------------------------------------------------------
+
+    def run_scenario(self, progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+        """Create the initial cluster, run every step to quiescence, report each one.
+
+        ``progress(done, total)`` is called after the initial cluster and each step.
+        """
+        total = len(self.scenario.steps) + 1
+        results = [self._run_action(-1, "initial", "initial cluster", self._initial)]
+        if progress is not None:
+            progress(1, total)
+        for step in self.scenario.steps:
+            results.append(self.run_step(step))
+            if progress is not None:
+                progress(step.index + 2, total)
+        from topospread import KUBERNETES_VERSION
+
+        return SimulationResult(
+            self.scenario.name,
+            self.scenario.description,
+            self.seed,
+            KUBERNETES_VERSION,
+            tuple(results),
+        )
+
+    def run_step(self, step: Step) -> StepResult:
+        """Apply one scenario step and run until the cluster settles."""
+        return self._run_action(step.index, step.kind, step.title(), lambda: self._apply(step))
+
+    def _run_action(self, index: int, kind: str, title: str, action: _Action) -> StepResult:
+        self._events, self._notes, self._attempts = [], [], 0
+        start = self.now + 1 if index >= 0 else 0
+        self.now = self.state.now = start
+        self.schedule(0, _STEP, action)
+        self.run()
+        return StepResult(
+            index=index,
+            kind=kind,
+            title=title,
+            started=start,
+            settled=self.now,
+            events=tuple(self._events),
+            layout=layout(self.state, self.snapshot),
+            pending=pending_pods(
+                self.state,
+                {k: q.message for k, q in self._queued.items()},
+                {k: q.attempts for k, q in self._queued.items()},
+            ),
+            spread=workload_spreads(
+                self.state, self.snapshot, self._framework_map(), self.features
+            ),
+            scheduling_attempts=self._attempts,
+            notes=tuple(self._notes),
+        )
+
+    # -- the initial cluster and steps ------------------------------------------------
+
+    def _initial(self) -> None:
+        self._check_supported(self.scenario.objects)
+        for obj in self.scenario.objects:
+            self._create(obj)
+
+    def _apply(self, step: Step) -> None:
+        action = step.action
+        if isinstance(action, Apply):
+            self._check_supported(action.objects)
+            for obj in action.objects:
+                self._create(obj)
+        elif isinstance(action, Scale):
+            self._scale(action)
+        elif isinstance(action, Rollout):
+            self._rollout(action, step)
+        elif isinstance(action, DeletePods):
+            for record in list(self.state.pods.values()):
+                pod = record.pod
+                if pod.namespace != action.namespace:
+                    continue
+                if pod.name in action.names or (
+                    action.selector is not None and selector_matches(action.selector, pod.labels)
+                ):
+                    self.state.delete_pod(record.key, "deleted by the scenario")
+        elif isinstance(action, Cordon | Uncordon):
+            for node in self._nodes(action.nodes):
+                self._update_node(
+                    replace(node, unschedulable=isinstance(action, Cordon)),
+                    "cordoned" if isinstance(action, Cordon) else "uncordoned",
+                )
+        elif isinstance(action, Drain):
+            self._drain(action.nodes)
+        elif isinstance(action, FailNodes):
+            self._fail(action)
+        elif isinstance(action, AddNodes):
+            for node in action.nodes:
+                self._add_node(node)
+        elif isinstance(action, RemoveNodes):
+            for node in self._nodes(action.nodes):
+                self._remove_node(node.name, "removed")
+        elif isinstance(action, LabelNodes):
+            for node in self._nodes(action.nodes):
+                labels = {
+                    k: v for k, v in node.labels.items() if action.labels.get(k, v) is not None
+                }
+                labels.update({k: v for k, v in action.labels.items() if v is not None})
+                meta = replace(node.metadata, labels=labels)
+                self._update_node(replace(node, metadata=meta), "labels changed")
+        elif isinstance(action, TaintNodes):
+            for node in self._nodes(action.nodes):
+                kept = [t for t in node.taints if not _taint_removed(t, action.remove)]
+                kept.extend(t for t in action.add if t not in kept)
+                self._update_node(replace(node, taints=tuple(kept)), "taints changed")
+        elif isinstance(action, Wait):
+            self.schedule(action.seconds, _STEP, lambda: None)
+
+    def _nodes(self, nodes: NodeSet) -> list[Node]:
+        if nodes.zone is not None:
+            return [
+                n
+                for n in self.state.nodes.values()
+                if n.labels.get(LABEL_TOPOLOGY_ZONE) == nodes.zone
+            ]
+        return [self.state.nodes[n] for n in nodes.names if n in self.state.nodes]
+
+    def _create(self, obj: ScenarioObject) -> None:
+        state = self.state
+        key = (obj.metadata.namespace, obj.metadata.name)
+        if isinstance(obj, Node):
+            if obj.name in state.nodes:
+                self._update_node(obj, "replaced")
+            else:
+                self._add_node(obj)
+        elif isinstance(obj, Pod):
+            if obj.key in state.pods:
+                state.delete_pod(obj.key, "replaced by the scenario")
+            state.create_pod(obj, None)
+        elif isinstance(obj, Deployment):
+            assert obj.template is not None
+            existing = state.deployments.get(key)
+            replicas = 1 if obj.replicas is None else obj.replicas
+            if existing is not None:
+                existing.obj, existing.replicas, existing.template = obj, replicas, obj.template
+            else:
+                state.deployments[key] = DeploymentState(
+                    obj, state.new_uid(), self.now, replicas, obj.template
+                )
+            self._requeue(("Deployment", *key))
+        elif isinstance(obj, ReplicaSet):
+            assert obj.template is not None
+            replicas = 1 if obj.replicas is None else obj.replicas
+            existing_rs = state.replica_sets.get(key)
+            if existing_rs is not None:
+                existing_rs.obj, existing_rs.replicas = obj, replicas
+            else:
+                state.replica_sets[key] = ReplicaSetState(obj, state.new_uid(), self.now, replicas)
+            self._objects_changed()
+            self._requeue(("ReplicaSet", *key))
+        elif isinstance(obj, StatefulSet):
+            assert obj.template is not None
+            replicas = 1 if obj.replicas is None else obj.replicas
+            revision = stateful_set_revision(obj.metadata.name, obj.template)
+            existing_ss = state.stateful_sets.get(key)
+            if existing_ss is not None:
+                existing_ss.obj, existing_ss.replicas = obj, replicas
+                existing_ss.template, existing_ss.revision = obj.template, revision
+            else:
+                state.stateful_sets[key] = StatefulSetState(
+                    obj, state.new_uid(), self.now, replicas, obj.template, revision
+                )
+            self._objects_changed()
+            self._requeue(("StatefulSet", *key))
+        elif isinstance(obj, PodDisruptionBudget):
+            state.budgets[key] = obj
+        elif isinstance(obj, Service):
+            state.services[key] = obj
+            self._objects_changed()
+        elif isinstance(obj, ReplicationController):
+            state.replication_controllers[key] = obj
+            self._objects_changed()
+        else:
+            self._notes.append(f"{type(obj).__name__} {obj.metadata.name}: not simulated")
+
+    def _scale(self, action: Scale) -> None:
+        ref = action.workload
+        key = (ref.namespace, ref.name)
+        if ref.kind == "Deployment" and key in self.state.deployments:
+            self.state.deployments[key].replicas = action.replicas
+        elif ref.kind == "ReplicaSet" and key in self.state.replica_sets:
+            self.state.replica_sets[key].replicas = action.replicas
+        elif ref.kind == "StatefulSet" and key in self.state.stateful_sets:
+            self.state.stateful_sets[key].replicas = action.replicas
+        else:
+            self._notes.append(f"{ref} does not exist (any more): nothing to scale")
+            return
+        self._requeue((ref.kind, *key))
+
+    def _rollout(self, action: Rollout, step: Step) -> None:
+        ref = action.workload
+        key = (ref.namespace, ref.name)
+        target: DeploymentState | ReplicaSetState | StatefulSetState | None
+        if ref.kind == "Deployment":
+            target = self.state.deployments.get(key)
+        elif ref.kind == "StatefulSet":
+            target = self.state.stateful_sets.get(key)
+        else:
+            target = self.state.replica_sets.get(key)
+        if target is None:
+            self._notes.append(f"{ref} does not exist (any more): nothing to roll out")
+            return
+        old = target.template if not isinstance(target, ReplicaSetState) else target.obj.template
+        assert old is not None
+        template = _changed_template(old, action, self.now)
+        problems = validate_rolled_out_template(template, f"steps[{step.index}].{step.kind}")
+        selector = target.obj.selector
+        if selector is not None and not selector_matches(selector, template.metadata.labels):
+            problems.append(
+                f"steps[{step.index}].{step.kind}.labels: the new labels no longer match "
+                f"the selector of {ref}"
+            )
+        if problems:
+            raise InputError(self.scenario.source, problems)
+        if isinstance(target, DeploymentState):
+            target.template = template
+        elif isinstance(target, StatefulSetState):
+            target.template = template
+            target.revision = stateful_set_revision(ref.name, template)
+        else:
+            # A bare ReplicaSet does not replace running pods: only new pods use the template.
+            target.obj = replace(target.obj, template=template)
+            self._notes.append(f"{ref}: a ReplicaSet changes only pods it creates from now on")
+        self._requeue((ref.kind, *key))
+
+    # -- nodes --------------------------------------------------------------------------
+
+    def _add_node(self, node: Node) -> None:
+        self.state.nodes[node.name] = node
+        self.snapshot.add_node(node)
+        self._log("node", node=node.name, detail="added")
+        self._cluster_event()
+
+    def _update_node(self, node: Node, what: str) -> None:
+        self.state.nodes[node.name] = node
+        self.snapshot.update_node(node)
+        self._log("node", node=node.name, detail=what)
+        self._cluster_event()
+
+    def _remove_node(self, name: str, what: str) -> None:
+        for record in self.state.pods_on(name):
+            self.state.delete_pod(record.key, f"node {name} {what}")
+        del self.state.nodes[name]
+        self.snapshot.remove_node(name)
+        self._log("node", node=name, detail=what)
+        self._cluster_event()
+
+    def _fail(self, action: FailNodes) -> None:
+        for node in self._nodes(action.nodes):
+            if action.mode == "remove":
+                self._remove_node(node.name, "failed (removed)")
+                continue
+            # The node lifecycle controller taints an unreachable node NoSchedule and
+            # NoExecute; the taint eviction controller then deletes each pod once its
+            # toleration of the NoExecute taint runs out (300 s by default admission).
+            taints = [t for t in node.taints if t.key != TAINT_UNREACHABLE]
+            taints += [
+                Taint(TAINT_UNREACHABLE, "NoSchedule"),
+                Taint(TAINT_UNREACHABLE, "NoExecute"),
+            ]
+            self._update_node(replace(node, taints=tuple(taints)), "failed (NotReady, unreachable)")
+            no_execute = Taint(TAINT_UNREACHABLE, "NoExecute")
+            for record in self.state.pods_on(node.name):
+                seconds = _toleration_seconds(record.pod, no_execute)
+                if seconds is None:
+                    continue
+                self.schedule(max(0, seconds), _API, self._evict_later(record, node.name))
+
+    def _evict_later(self, record: PodRecord, node: str) -> _Action:
+        def evict() -> None:
+            current = self.state.pods.get(record.key)
+            if current is None or current.uid != record.uid or current.node_name != node:
+                return
+            if not any(
+                t.key == TAINT_UNREACHABLE
+                for t in self.state.nodes.get(node, Node(ObjectMeta(""))).taints
+            ):
+                return
+            self.state.delete_pod(record.key, f"evicted: node {node} unreachable (taint eviction)")
+
+        return evict
+
+    def _drain(self, nodes: NodeSet, attempt: int = 0) -> None:
+        targets = self._nodes(nodes)
+        if attempt == 0:
+            for node in targets:
+                if not node.unschedulable:
+                    self._update_node(replace(node, unschedulable=True), "cordoned (drain)")
+        blocked: list[tuple[PodRecord, list[str]]] = []
+        for node in targets:
+            for record in self.state.pods_on(node.name):
+                budgets = budgets_blocking(self.state, record)
+                if budgets:
+                    blocked.append((record, budgets))
+                    continue
+                self.state.delete_pod(record.key, f"evicted by drain of {node.name}")
+        if not blocked:
+            return
+        if attempt >= DRAIN_MAX_RETRIES:
+            for record, budgets in blocked:
+                self._notes.append(
+                    f"drain gave up on {record.key}: evicting it would violate "
+                    f"PodDisruptionBudget {', '.join(budgets)}"
+                )
+            return
+        self.schedule(DRAIN_RETRY_SECONDS, _API, lambda: self._drain(nodes, attempt + 1))
+
+    # -- controllers --------------------------------------------------------------------
+
+    def _requeue(self, owner: OwnerKey, delay: int = 0) -> None:
+        # The controllers' work queue: one pending sync per controller; a request is met
+        # by any sync that runs at or after the requested time.
+        at = self.now + delay
+        pending = self._sync_at.get(owner)
+        if pending is not None and pending <= at:
+            return
+        self._sync_at[owner] = at
+
+        def sync() -> None:
+            if self._sync_at.get(owner) != at:
+                return  # superseded by an earlier sync
+            del self._sync_at[owner]
+            self.controllers.sync(owner)
+
+        self.schedule(delay, _CONTROLLER, sync)
+
+    def _objects_changed(self) -> None:
+        self._frameworks = None
+
+    # -- Listener (ClusterState callbacks) ---------------------------------------------
+
+    def pod_created(self, record: PodRecord) -> None:
+        """A pod exists: bound pods join the snapshot, pending ones the active queue."""
+        self._log("created", pod=record.key)
+        if record.node_name:
+            info = self.snapshot.get(record.node_name)
+            if info is not None:
+                info.add_pod(record.pod)
+            self._cluster_event()
+            return
+        self._queued[record.key] = _Queued(record)
+        self._push_active(record)
+
+    def pod_deleted(self, record: PodRecord, reason: str) -> None:
+        """A pod is gone: out of the snapshot or out of the queue."""
+        kind = "evicted" if reason.startswith("evicted") else "deleted"
+        self._log(kind, pod=record.key, node=record.node_name, detail=reason)
+        queued = self._queued.pop(record.key, None)
+        if queued is not None:
+            self._unschedulable.discard(record.key)
+        if record.node_name:
+            info = self.snapshot.get(record.node_name)
+            if info is not None:
+                info.remove_pod(record.pod)
+            self._cluster_event()
+
+    def workload_changed(self, owner: OwnerKey) -> None:
+        """A controller's pods changed: it syncs, and so does a Deployment above it."""
+        self._wake(owner, 0)
+
+    def _wake(self, owner: OwnerKey, delay: int) -> None:
+        # The deployment controller watches its ReplicaSets' status, which follows pods.
+        self._requeue(owner, delay)
+        if owner[0] == "ReplicaSet":
+            rs = self.state.replica_sets.get(owner[1:])
+            if rs is not None and rs.owner is not None:
+                self._requeue(rs.owner, delay)
+
+    # -- the scheduling queue -----------------------------------------------------------
+
+    def _push_active(self, record: PodRecord) -> None:
+        self._seq += 1
+        priority = record.pod.priority or 0
+        heapq.heappush(self._active, (-priority, self._seq, record.key, record.uid))
+        if not self._schedule_pending:
+            self._schedule_pending = True
+            self.schedule(0, _SCHEDULE, self._schedule_next)
+
+    def _cluster_event(self) -> None:
+        self._cluster_changed = True
+        if self._unschedulable and not self._schedule_pending:
+            self._schedule_pending = True
+            self.schedule(0, _SCHEDULE, self._schedule_next)
+
+    def _move_unschedulable(self) -> None:
+        # MoveAllToActiveOrBackoffQueue: back to active once the backoff has passed.
+        self._cluster_changed = False
+        initial = self.configuration.pod_initial_backoff_seconds
+        maximum = self.configuration.pod_max_backoff_seconds
+        for key in sorted(self._unschedulable, key=lambda k: self._queued[k].record.uid):
+            queued = self._queued[key]
+            backoff = min(maximum, initial * 2 ** max(0, queued.attempts - 1))
+            ready = queued.last_attempt + backoff
+            if ready <= self.now:
+                self._push_active(queued.record)
+            else:
+                self.schedule(ready - self.now, _QUEUE, self._from_backoff(queued.record))
+        self._unschedulable.clear()
+
+    def _from_backoff(self, record: PodRecord) -> _Action:
+        def move() -> None:
+            queued = self._queued.get(record.key)
+            if queued is not None and queued.record.uid == record.uid:
+                self._push_active(record)
+
+        return move
+
+    def _schedule_next(self) -> None:
+        self._schedule_pending = False
+        if self._cluster_changed and self._unschedulable:
+            self._move_unschedulable()
+        self._cluster_changed = False
+        while self._active:
+            _, _, key, uid = heapq.heappop(self._active)
+            queued = self._queued.get(key)
+            if queued is None or queued.record.uid != uid or key in self._unschedulable:
+                continue  # deleted, replaced, or a stale duplicate entry
+            self._attempt(queued)
+            break
+        if self._active and not self._schedule_pending:
+            self._schedule_pending = True
+            self.schedule(0, _SCHEDULE, self._schedule_next)
+
+    def _attempt(self, queued: _Queued) -> None:
+        record = queued.record
+        pod = record.pod
+        queued.attempts += 1
+        queued.last_attempt = self.now
+        self._attempts += 1
+        frameworks = self._framework_map()
+        framework = frameworks.get(pod.scheduler_name)
+        if pod.scheduling_gates:
+            queued.message = "pod has scheduling gates: " + ", ".join(pod.scheduling_gates)
+            self._unschedulable.add(record.key)
+            return
+        if framework is None:
+            queued.message = f'no profile has schedulerName "{pod.scheduler_name}"'
+            self._unschedulable.add(record.key)
+            return
+        result = schedule_one(framework, pod)
+        node = result.selected_node
+        if node is not None and self.tie_break == "random" and len(result.tied_nodes) > 1:
+            node = self._tie_rng.choice(result.tied_nodes)
+        if node is None:
+            queued.message = result.message or "no node selected"
+            self._unschedulable.add(record.key)
+            return
+        del self._queued[record.key]
+        self.state.bind(record, node)
+        info = self.snapshot.get(node)
+        assert info is not None
+        info.add_pod(record.pod)
+        self._log("scheduled", pod=record.key, node=node)
+        self._cluster_event()
+        if record.owner is not None:
+            # The pod is Ready now; its controller notices one second later.
+            self._wake(record.owner, 1)
+
+    def _framework_map(self) -> dict[str, Framework]:
+        if self._frameworks is None:
+            state = self.state
+            objects = ClusterObjects(
+                tuple(state.services.values()),
+                tuple(state.replication_controllers.values()),
+                tuple(rs.obj for rs in state.replica_sets.values()),
+                tuple(ss.obj for ss in state.stateful_sets.values()),
+            )
+            handle = Handle(self.snapshot, objects, self.configuration.parallelism)
+            self._frameworks = {
+                profile.scheduler_name: Framework(profile, self.registry, handle, self.features)
+                for profile in self.configuration.profiles
+            }
+        return self._frameworks
+
+    def _check_supported(self, objects: tuple[ScenarioObject, ...]) -> None:
+        frameworks = self._framework_map()
+        for obj in objects:
+            template = obj if isinstance(obj, Pod) else getattr(obj, "template", None)
+            if not isinstance(template, Pod):
+                continue
+            framework = frameworks.get(template.scheduler_name)
+            if framework is None:
+                continue
+            filters = set(framework.plugins_at("filter"))
+            needs = {
+                names.NODE_PORTS: any(
+                    p.host_port
+                    for c in (*template.containers, *template.init_containers)
+                    for p in c.ports
+                ),
+                names.VOLUME_BINDING: bool(template.volume_claims),
+                names.INTER_POD_AFFINITY: template.affinity is not None
+                and template.affinity.has_pod_affinity,
+                names.DYNAMIC_RESOURCES: bool(template.resource_claims),
+            }
+            for plugin, used in needs.items():
+                if used and plugin in filters and framework.plugin(plugin) is None:
+                    raise UnsupportedError(
+                        f"{type(obj).__name__} {obj.metadata.name}: its pods need the {plugin} "
+                        "filter, which topospread does not implement yet"
+                    )
+
+    def _log(self, kind: str, *, pod: str = "", node: str = "", detail: str = "") -> None:
+        self._events.append(SimEvent(self.now, kind, pod, node, detail))
+
+
+def simulate(
+    scenario: Scenario,
+    seed: int | None = None,
+    *,
+    tie_break: str = "first",
+    progress: Callable[[int, int], None] | None = None,
+) -> SimulationResult:
+    """Run a scenario with ``seed`` (else the scenario's own, else 0) and report every step."""
+    if seed is None:
+        seed = scenario.seed if scenario.seed is not None else 0
+    return Simulator(scenario, seed, tie_break=tie_break).run_scenario(progress)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _taint_removed(taint: Taint, removals: tuple[str, ...]) -> bool:
+    for spec in removals:
+        key, _, effect = spec.partition(":")
+        if taint.key == key and (not effect or taint.effect == effect):
+            return True
+    return False
+
+
+def _toleration_seconds(pod: Pod, taint: Taint) -> int | None:
+    """Seconds until a NoExecute taint evicts the pod: 0 untolerated, None never.
+
+    ``getMinTolerationTime`` of the taint eviction controller: the smallest
+    ``tolerationSeconds`` (negative counts as 0) among the tolerations that tolerate the
+    taint; tolerations without seconds tolerate forever only if no other has seconds.
+    """
+    matching = [t for t in pod.tolerations if toleration_tolerates_taint(t, taint)]
+    if not matching:
+        return 0
+    seconds = [max(0, t.toleration_seconds) for t in matching if t.toleration_seconds is not None]
+    return min(seconds) if seconds else None
+
+
+def _changed_template(old: Pod, action: Rollout, now: int) -> Pod:
+    labels = {k: v for k, v in old.metadata.labels.items() if action.labels.get(k, v) is not None}
+    labels.update({k: v for k, v in action.labels.items() if v is not None})
+    annotations = {
+        k: v
+        for k, v in old.metadata.annotations.items()
+        if action.annotations.get(k, v) is not None
+    }
+    annotations.update({k: v for k, v in action.annotations.items() if v is not None})
+    changed = (
+        action.image is not None
+        or action.labels
+        or action.annotations
+        or action.topology_spread_constraints is not None
+        or action.node_selector is not None
+    )
+    if not changed:
+        # kubectl rollout restart: a template annotation with the time.
+        annotations["kubectl.kubernetes.io/restartedAt"] = f"t={now}s"
+    template = replace(old, metadata=replace(old.metadata, labels=labels, annotations=annotations))
+    if action.image is not None:
+        template = replace(
+            template, containers=tuple(replace(c, image=action.image) for c in template.containers)
+        )
+    if action.topology_spread_constraints is not None:
+        template = replace(template, topology_spread_constraints=action.topology_spread_constraints)
+    if action.node_selector is not None:
+        template = replace(template, node_selector=dict(action.node_selector))
+    return template

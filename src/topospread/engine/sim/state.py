@@ -1,0 +1,251 @@
+"""The simulated API server's objects: nodes, pods and the workloads that own them.
+
+Mutable on purpose (a simulation changes it thousands of times); every change goes
+through a method here, which tells the :class:`Listener` (the simulator) so that the
+scheduler's snapshot, its queue and the controllers' work queues follow. Pure.
+
+Simplifications, each documented where it matters:
+
+* a pod is Running and Ready the moment it is bound (no image pulls, no probes,
+  minReadySeconds 0), and a deleted pod is gone at once (no graceful termination);
+* the API server's admission on pod create is applied: ``matchLabelKeys`` are merged
+  into the spread selectors (``PrepareForCreate``) and DefaultTolerationSeconds adds
+  the 300 s ``not-ready``/``unreachable`` NoExecute tolerations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from topospread.model.objects import (
+    Deployment,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Toleration,
+)
+from topospread.model.validation import merge_match_label_keys
+
+__all__ = [
+    "TAINT_NOT_READY",
+    "TAINT_UNREACHABLE",
+    "ClusterState",
+    "DeploymentState",
+    "Listener",
+    "OwnerKey",
+    "PodRecord",
+    "ReplicaSetState",
+    "StatefulSetState",
+    "admit_pod",
+]
+
+TAINT_NOT_READY = "node.kubernetes.io/not-ready"
+TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
+DEFAULT_TOLERATION_SECONDS = 300
+"""DefaultTolerationSeconds admission: ``--default-unreachable-toleration-seconds``."""
+
+OwnerKey = tuple[str, str, str]
+"""(kind, namespace, name) of a pod's controller."""
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """A pod and the status fields controllers rank by."""
+
+    pod: Pod
+    """The object; ``node_name`` and ``phase`` change when it is bound."""
+    uid: str
+    created: int
+    """Creation time (simulated seconds)."""
+    owner: OwnerKey | None = None
+    ready_since: int | None = None
+    """When it became Ready (= bound), None while Pending."""
+    restarts: int = 0
+    revision: str = ""
+    """StatefulSet pods: the controller-revision-hash they were created from."""
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return self.pod.key
+
+    @property
+    def node_name(self) -> str:
+        """The node it is bound to, or ``""``."""
+        return self.pod.node_name
+
+    @property
+    def ready(self) -> bool:
+        """Bound pods are Running and Ready (simulator simplification)."""
+        return self.ready_since is not None
+
+
+@dataclass(slots=True)
+class ReplicaSetState:
+    """A ReplicaSet as its controller and the deployment controller see it."""
+
+    obj: ReplicaSet
+    uid: str
+    created: int
+    replicas: int
+    owner: OwnerKey | None = None
+    """The Deployment that controls it, if any."""
+    annotations: dict[str, str] = field(default_factory=dict)
+    """``deployment.kubernetes.io/{desired,max}-replicas`` and ``revision``."""
+
+    @property
+    def name(self) -> str:
+        """The ReplicaSet's name."""
+        return self.obj.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        """The ReplicaSet's namespace."""
+        return self.obj.metadata.namespace
+
+
+@dataclass(slots=True)
+class DeploymentState:
+    """A Deployment: its desired spec (template, replicas) and collision count."""
+
+    obj: Deployment
+    uid: str
+    created: int
+    replicas: int
+    template: Pod
+    collision_count: int = 0
+
+
+@dataclass(slots=True)
+class StatefulSetState:
+    """A StatefulSet: desired replicas and template; revision is the template's hash."""
+
+    obj: StatefulSet
+    uid: str
+    created: int
+    replicas: int
+    template: Pod
+    revision: str = ""
+
+
+class Listener(Protocol):
+    """What the simulator does when the state changes."""
+
+    def pod_created(self, record: PodRecord) -> None:
+        """A new pod exists (pending unless created with a node)."""
+        ...
+
+    def pod_deleted(self, record: PodRecord, reason: str) -> None:
+        """A pod is gone; ``reason`` says why (scale-down, eviction, node failure...)."""
+        ...
+
+    def workload_changed(self, owner: OwnerKey) -> None:
+        """A controller's spec changed: it must sync."""
+        ...
+
+
+def admit_pod(pod: Pod) -> Pod:
+    """The pod as the API server stores it on create (see the module docstring)."""
+    pod = merge_match_label_keys(pod)
+    tolerations = list(pod.tolerations)
+    for key in (TAINT_NOT_READY, TAINT_UNREACHABLE):
+        # DefaultTolerationSeconds: added unless the pod already tolerates the taint
+        # with effect NoExecute (or any effect).
+        if not any(
+            (t.key == key or (t.key == "" and t.operator == "Exists"))
+            and t.effect in ("", "NoExecute")
+            for t in tolerations
+        ):
+            tolerations.append(
+                Toleration(key, "Exists", "", "NoExecute", DEFAULT_TOLERATION_SECONDS)
+            )
+    if len(tolerations) == len(pod.tolerations):
+        return pod
+    return replace(pod, tolerations=tuple(tolerations))
+
+
+class ClusterState:
+    """Every object of the simulated cluster, with indexes the controllers need."""
+
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.now = 0
+        """Simulated seconds; the simulator advances it."""
+        self.nodes: dict[str, Node] = {}
+        """Nodes in order of creation (the scheduler's node order)."""
+        self.pods: dict[str, PodRecord] = {}
+        """Pods by ``namespace/name``, in creation order."""
+        self.owned: dict[OwnerKey, dict[str, PodRecord]] = {}
+        """Controller -> its pods (creation order)."""
+        self.deployments: dict[tuple[str, str], DeploymentState] = {}
+        self.replica_sets: dict[tuple[str, str], ReplicaSetState] = {}
+        self.stateful_sets: dict[tuple[str, str], StatefulSetState] = {}
+        self.services: dict[tuple[str, str], Service] = {}
+        self.replication_controllers: dict[tuple[str, str], ReplicationController] = {}
+        self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
+        self._uid = 0
+
+    def new_uid(self) -> str:
+        """A fresh, ordered uid."""
+        self._uid += 1
+        return f"uid-{self._uid:08d}"
+
+    # -- pods -----------------------------------------------------------------------------
+
+    def pods_of(self, owner: OwnerKey) -> Iterator[PodRecord]:
+        """The pods a controller owns, in creation order."""
+        return iter(list(self.owned.get(owner, {}).values()))
+
+    def count_of(self, owner: OwnerKey) -> int:
+        """How many pods a controller owns."""
+        return len(self.owned.get(owner, ()))
+
+    def create_pod(self, pod: Pod, owner: OwnerKey | None, revision: str = "") -> PodRecord:
+        """Admit and store a pod; the listener queues it for scheduling."""
+        record = PodRecord(admit_pod(pod), self.new_uid(), self.now, owner, revision=revision)
+        if pod.node_name:
+            record.pod = replace(record.pod, phase="Running")
+            record.ready_since = self.now
+        self.pods[record.key] = record
+        if owner is not None:
+            self.owned.setdefault(owner, {})[record.key] = record
+        self.listener.pod_created(record)
+        return record
+
+    def bind(self, record: PodRecord, node_name: str) -> None:
+        """Record a binding: the pod runs on the node and is Ready at once."""
+        record.pod = replace(record.pod, node_name=node_name, phase="Running")
+        record.ready_since = self.now
+
+    def delete_pod(self, key: str, reason: str) -> PodRecord | None:
+        """Delete a pod at once; its controller is told so that it can replace it."""
+        record = self.pods.pop(key, None)
+        if record is None:
+            return None
+        if record.owner is not None:
+            owned = self.owned.get(record.owner)
+            if owned is not None:
+                owned.pop(key, None)
+        self.listener.pod_deleted(record, reason)
+        if record.owner is not None:
+            self.listener.workload_changed(record.owner)
+        return record
+
+    def pods_on(self, node_name: str) -> list[PodRecord]:
+        """Pods bound to a node, in creation order. O(pods): for steps, not for cycles."""
+        return [r for r in self.pods.values() if r.pod.node_name == node_name]
+
+    # -- workloads ------------------------------------------------------------------------
+
+    def replica_sets_of(self, deployment: tuple[str, str]) -> list[ReplicaSetState]:
+        """ReplicaSets a Deployment controls, oldest first (name breaks ties)."""
+        owner: OwnerKey = ("Deployment", *deployment)
+        found = [rs for rs in self.replica_sets.values() if rs.owner == owner]
+        found.sort(key=lambda rs: (rs.created, rs.name))
+        return found
