@@ -167,6 +167,9 @@ def simulate_command(
     path = bundled.scenario_path(scenario or "story")
     parsed = load_scenario(path)
     console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        # Piped or captured output: wide enough that the tables keep whole names.
+        console = Console(highlight=False, soft_wrap=True, width=120)
     progress_console = Console(stderr=True)
     if progress_console.is_terminal and len(parsed.steps) > 3:
         from rich.progress import Progress

@@ -1,0 +1,88 @@
+"""``topospread simulate`` end to end: bundled scenarios against golden output, JSON, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from topospread.cli.commands import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "src" / "topospread" / "examples" / "scenarios"
+UPDATE_GOLDEN = os.environ.get("TOPOSPREAD_UPDATE_GOLDEN") == "1"
+NAMES = sorted(p.stem for p in SCENARIOS.glob("*.yaml"))
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_bundled_scenario_prints_its_golden_output(name: str) -> None:
+    code, out, err = run("simulate", name)
+    assert code == 0, err
+    golden = SCENARIOS / f"{name}.out"
+    if UPDATE_GOLDEN:
+        golden.write_text(out, encoding="utf-8")
+    assert out == golden.read_text(encoding="utf-8")
+
+
+def test_without_an_argument_the_story_runs() -> None:
+    assert run("simulate")[1] == run("simulate", "story")[1]
+
+
+def test_list_names_every_bundled_scenario() -> None:
+    code, out, _ = run("simulate", "--list")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == NAMES
+
+
+def test_json_output_has_the_documented_shape_and_is_deterministic() -> None:
+    code, out, _ = run("simulate", "story", "--output", "json", "--seed", "5")
+    assert code == 0
+    document = json.loads(out)
+    assert set(document) == {"scenario", "description", "seed", "kubernetesVersion", "steps"}
+    assert document["seed"] == 5
+    first = document["steps"][1]
+    assert set(first) == {
+        "index",
+        "kind",
+        "title",
+        "started",
+        "settled",
+        "schedulingAttempts",
+        "placements",
+        "events",
+        "pending",
+        "layout",
+        "spread",
+        "notes",
+    }
+    assert len(first["placements"]) == 9
+    spread = first["spread"][0]
+    assert spread["workload"] == "Deployment/default/web"
+    assert spread["constraints"][0]["domainCounts"] == {"zone-a": 3, "zone-b": 3, "zone-c": 3}
+    assert run("simulate", "story", "--output", "json", "--seed", "5")[1] == out
+
+
+def test_a_scenario_file_with_an_error_exits_2_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "story.yaml"
+    text = (SCENARIOS / "story.yaml").read_text(encoding="utf-8")
+    path.write_text(text + "- scale: {deployment: web, replicas: -1}\n", encoding="utf-8")
+    code, out, err = run("simulate", str(path))
+    assert code == 2
+    assert out == ""
+    assert err == (
+        f"{path}: steps[4].scale.replicas: Invalid value: -1: must be greater than or equal to 0\n"
+    )
+
+
+def test_an_unknown_bundled_name_is_a_usage_error() -> None:
+    code, _, err = run("simulate", "nope")
+    assert code == 2
+    assert "no scenario file or bundled scenario 'nope'" in err
