@@ -435,3 +435,19 @@ func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcac
 	}
 	res.SelectedNode = strPtr(res.TiedNodes[0])
 }
+
+// VersionInfo is what `oracle version` prints.
+type VersionInfo struct {
+	KubernetesVersion string          `json:"kubernetesVersion"`
+	FeatureGates      map[string]bool `json:"featureGates"`
+}
+
+// versionInfo reports the effective state of every feature gate known to
+// the default feature gate (the scheduler's defaults at this version).
+func versionInfo() VersionInfo {
+	v := VersionInfo{KubernetesVersion: kubernetesVersion(), FeatureGates: map[string]bool{}}
+	for f := range utilfeature.DefaultMutableFeatureGate.GetAll() {
+		v.FeatureGates[string(f)] = utilfeature.DefaultFeatureGate.Enabled(f)
+	}
+	return v
+}

@@ -26,6 +26,8 @@ const usageText = `usage:
       Print, as JSON on stdout, how the upstream scheduler judges every node
       for the incoming pod. FILEs hold Kubernetes objects (YAML or JSON,
       multi-document, List kinds). Bad input: one line on stderr, exit 2.
+  oracle version
+      Print the upstream Kubernetes version and the effective feature gates.
   oracle batch
       Read one JSON request per line on stdin:
         {"id": ..., "cluster": [objects], "pod": {pod}, "config": {cfg} | null}
@@ -62,6 +64,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "oracle: batch: %v\n", err)
 			return exitInternal
 		}
+		return exitOK
+	case "version":
+		out, err := json.MarshalIndent(versionInfo(), "", "  ")
+		if err != nil {
+			return reportError(stderr, err)
+		}
+		fmt.Fprintf(stdout, "%s\n", out)
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageText)

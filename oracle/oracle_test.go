@@ -277,3 +277,41 @@ func TestBatchRoundTrip(t *testing.T) {
 		t.Errorf("line 4: %s %v", resps[3].ID, resps[3].Error)
 	}
 }
+
+func TestIgnoredPods(t *testing.T) {
+	// Were the finished pod on node4 counted, both zones would hold two
+	// matching pods and every node would fit.
+	r := explainJSON(t, "--cluster", "testdata/docs-example-cluster.yaml",
+		"--cluster", "testdata/ignored-pods.yaml",
+		"--pod", "testdata/docs-example-pod.yaml", "--config", engineProfile)
+	checkNodes(t, r, map[string]wantNode{
+		"node1": {"Unschedulable", pts, notMatch, false},
+		"node2": {"Unschedulable", pts, notMatch, false},
+		"node3": {"Success", "", "", true},
+		"node4": {"Success", "", "", true},
+	}, []string{"node1", "node2", "node3", "node4"})
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "", "version")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var v VersionInfo
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.KubernetesVersion != kubernetesVersion() {
+		t.Errorf("version %q", v.KubernetesVersion)
+	}
+	// The gates PodTopologySpread reads, at their v1.37 defaults.
+	for gate, want := range map[string]bool{
+		"NodeInclusionPolicyInPodTopologySpread": true,
+		"MatchLabelKeysInPodTopologySpread":      true,
+		"TaintTolerationComparisonOperators":     false,
+	} {
+		if got, ok := v.FeatureGates[gate]; !ok || got != want {
+			t.Errorf("feature gate %s = %v (known %v), want %v", gate, got, ok, want)
+		}
+	}
+}
