@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -183,6 +184,21 @@ func decodeJSONObject(doc []byte, out *[]runtime.Object) error {
 func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 	c := &Cluster{}
 	nodeNames := map[string]string{}
+	// The fake API server behind the informers, like a real one, holds one
+	// object per kind, namespace and name.
+	workloadKeys := map[string]string{}
+	addWorkload := func(source, kind string, meta *metav1.ObjectMeta) error {
+		defaultNamespace(&meta.Namespace)
+		if meta.Name == "" {
+			return fmt.Errorf("%s without metadata.name", kind)
+		}
+		key := kind + " " + meta.Namespace + "/" + meta.Name
+		if prev, dup := workloadKeys[key]; dup {
+			return fmt.Errorf("duplicate %s (first in %s)", key, prev)
+		}
+		workloadKeys[key] = source
+		return nil
+	}
 	for _, in := range inputs {
 		objs, err := decodeObjects(in.data)
 		if err != nil {
@@ -206,16 +222,24 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 				defaultNamespace(&o.ObjectMeta.Namespace)
 				c.Pods = append(c.Pods, o)
 			case *v1.Service:
-				defaultNamespace(&o.ObjectMeta.Namespace)
+				if err := addWorkload(in.source, "Service", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
 				c.Services = append(c.Services, o)
 			case *v1.ReplicationController:
-				defaultNamespace(&o.ObjectMeta.Namespace)
+				if err := addWorkload(in.source, "ReplicationController", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
 				c.RCs = append(c.RCs, o)
 			case *appsv1.ReplicaSet:
-				defaultNamespace(&o.ObjectMeta.Namespace)
+				if err := addWorkload(in.source, "ReplicaSet", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
 				c.ReplicaSets = append(c.ReplicaSets, o)
 			case *appsv1.StatefulSet:
-				defaultNamespace(&o.ObjectMeta.Namespace)
+				if err := addWorkload(in.source, "StatefulSet", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
 				c.StatefulSets = append(c.StatefulSets, o)
 			}
 		}

@@ -86,7 +86,14 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func runExplain(args []string, stdout, stderr io.Writer) int {
+func runExplain(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		// Go's own exit status for a panic is 2, which means "bad input" here.
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "oracle: internal: panic: %s\n", oneLine(fmt.Sprint(p)))
+			code = exitInternal
+		}
+	}()
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var clusterFiles stringList

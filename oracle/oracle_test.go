@@ -171,7 +171,14 @@ func TestBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Pod\nmetadata: [oops\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	dup := t.TempDir() + "/dup.yaml"
+	twoServices := "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n" +
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: default}\n"
+	if err := os.WriteFile(dup, []byte(twoServices), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, args := range map[string][]string{
+		"duplicate":    {"--cluster", dup, "--pod", "testdata/docs-example-pod.yaml"},
 		"missing file": {"--cluster", "testdata/nope.yaml", "--pod", "testdata/docs-example-pod.yaml"},
 		"bad yaml":     {"--cluster", bad, "--pod", "testdata/docs-example-pod.yaml"},
 		"no pod":       {"--cluster", "testdata/docs-example-cluster.yaml"},
