@@ -202,7 +202,8 @@ BROKEN = [
     ),
     (
         "unsupported-kind",
-        "steps:\n- apply:\n    objects:\n    - {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n",
+        "steps:\n- apply:\n    objects:\n"
+        "    - {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n",
         [
             'story.yaml: steps[0].apply.objects[0].kind: Unsupported value: "v1/ConfigMap": '
             'supported values: "apps/v1/Deployment", "apps/v1/ReplicaSet", '

@@ -173,7 +173,8 @@ def test_drain_respects_a_pod_disruption_budget():
     step = result.steps[-1]
     assert any("PodDisruptionBudget web" in note for note in step.notes)
     node = next(n for n in step.layout if n.name == "node-a-1")
-    assert node.unschedulable and node.pods
+    assert node.unschedulable
+    assert node.pods
 
 
 def test_drain_without_budget_moves_pods_elsewhere():
