@@ -237,10 +237,6 @@ class ClusterState:
             self.listener.workload_changed(record.owner)
         return record
 
-    def pods_on(self, node_name: str) -> list[PodRecord]:
-        """Pods bound to a node, in creation order. O(pods): for steps, not for cycles."""
-        return [r for r in self.pods.values() if r.pod.node_name == node_name]
-
     # -- workloads ------------------------------------------------------------------------
 
     def replica_sets_of(self, deployment: tuple[str, str]) -> list[ReplicaSetState]:
