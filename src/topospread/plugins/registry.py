@@ -36,8 +36,8 @@ def _pod_topology_spread(args: object | None, handle: Handle, features: Features
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Factories of every plugin topospread implements, by upstream name."""
     registry: dict[str, PluginFactory] = {
-        names.INTER_POD_AFFINITY: inter_pod_affinity.new,
         names.IMAGE_LOCALITY: imagelocality.new,
+        names.INTER_POD_AFFINITY: inter_pod_affinity.new,
         names.NODE_AFFINITY: node_affinity.new,
         names.NODE_NAME: node_name.new,
         names.NODE_PORTS: nodeports.new,
