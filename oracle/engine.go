@@ -117,19 +117,19 @@ func explainInput(in scenarioInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	configSource := in.configSource
+	if in.configData == nil {
+		configSource = "default configuration"
+	}
 	cfg, err := loadSchedulerConfig(in.configData)
 	if err != nil {
-		src := in.configSource
-		if in.configData == nil {
-			src = "default configuration"
-		}
-		return nil, &inputError{source: src, err: err}
+		return nil, &inputError{source: configSource, err: err}
 	}
 	prof, err := profileFor(cfg, pod.Spec.SchedulerName)
 	if err != nil {
 		return nil, &inputError{source: in.podSource, err: err}
 	}
-	return explain(cluster, pod, cfg, prof, in.configSource)
+	return explain(cluster, pod, cfg, prof, configSource)
 }
 
 // noNominatedPods is the scheduling queue's view of nominated pods when there are none.
@@ -141,7 +141,8 @@ func (noNominatedPods) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)    
 func (noNominatedPods) NominatedPodsForNode(string) []fwk.PodInfo                     { return nil }
 
 // explain runs one scheduling attempt for pod on cluster with the given profile,
-// evaluating every node, and reports per-node verdicts.
+// evaluating every node, and reports per-node verdicts. configSource names
+// the configuration in error messages.
 func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfiguration, prof *config.KubeSchedulerProfile, configSource string) (*Result, error) {
 	logger := contextLogger()
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
@@ -157,8 +158,58 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 		}
 	}
 
-	// Informers over a fake API server holding the workload objects that
-	// PodTopologySpread (and SelectorSpread-style defaulting) looks up.
+	h, stop, err := startScheduler(ctx, cluster, cfg, prof)
+	if err != nil {
+		var pe *profileError
+		if errors.As(err, &pe) {
+			return nil, &inputError{source: configSource, err: pe.err}
+		}
+		return nil, err
+	}
+	defer stop()
+
+	res := &Result{
+		Pod:               pod.Namespace + "/" + pod.Name,
+		KubernetesVersion: kubernetesVersion(),
+		SchedulerName:     prof.SchedulerName,
+		Nodes:             make([]NodeResult, len(cluster.Nodes)),
+		TiedNodes:         []string{},
+	}
+	runCycle(ctx, h.fw, h.snapshot, pod, cluster.Nodes, res)
+	return res, nil
+}
+
+// profileError: the profile could not be turned into a framework.
+type profileError struct{ err error }
+
+func (e *profileError) Error() string { return e.err.Error() }
+
+// schedulerHarness is one profile's framework over a snapshot of the cluster.
+type schedulerHarness struct {
+	fw       framework.Framework
+	snapshot *internalcache.Snapshot
+}
+
+// startScheduler sets up what kube-scheduler's scheduler.New sets up for one
+// profile: informers over a (fake) API server, the shared DRA and CSI
+// managers, the cache fed with the nodes and assigned pods, its snapshot, and
+// the framework. stop releases everything (its goroutines end).
+func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSchedulerConfiguration, prof *config.KubeSchedulerProfile) (_ *schedulerHarness, stop func(), _ error) {
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	var cleanups []func()
+	stop = func() {
+		cancel() // informers, cache and metrics goroutines stop with ctx
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	fail := func(err error) (*schedulerHarness, func(), error) {
+		stop()
+		return nil, func() {}, err
+	}
+
+	// The workload objects PodTopologySpread's default constraints look up.
 	var objs []runtime.Object
 	for _, o := range cluster.Services {
 		objs = append(objs, o)
@@ -174,10 +225,8 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 	}
 	client := fake.NewClientset(objs...)
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
-	defer informerFactory.Shutdown()
-	defer cancel() // runs before Shutdown
+	cleanups = append(cleanups, informerFactory.Shutdown)
 
-	// The same shared managers kube-scheduler hands to its plugins.
 	var draManager fwk.SharedDRAManager
 	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		claimCache := assumecache.NewAssumeCache(logger, informerFactory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
@@ -192,7 +241,7 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 		}
 		tracker, err := resourceslicetracker.StartTracker(ctx, trackerOpts)
 		if err != nil {
-			return nil, fmt.Errorf("starting resource slice tracker: %w", err)
+			return fail(fmt.Errorf("starting resource slice tracker: %w", err))
 		}
 		draManager = dynamicresources.NewDRAManager(ctx, claimCache, tracker, informerFactory)
 	}
@@ -212,12 +261,12 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 			continue
 		}
 		if err := schedCache.AddPod(logger, p); err != nil {
-			return nil, &inputError{source: "cluster", err: fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)}
+			return fail(&inputError{source: "cluster", err: fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)})
 		}
 	}
 	snapshot := internalcache.NewEmptySnapshot()
 	if err := schedCache.UpdateSnapshot(logger, snapshot); err != nil {
-		return nil, fmt.Errorf("updating snapshot: %w", err)
+		return fail(fmt.Errorf("updating snapshot: %w", err))
 	}
 
 	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), prof,
@@ -232,31 +281,18 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 		frameworkruntime.WithLogger(logger),
 	)
 	if err != nil {
-		src := configSource
-		if src == "" {
-			src = "default configuration"
-		}
-		return nil, &inputError{source: src, err: fmt.Errorf("profile %q: %w", prof.SchedulerName, err)}
+		return fail(&profileError{err: fmt.Errorf("profile %q: %w", prof.SchedulerName, err)})
 	}
-	defer fw.Close()
+	cleanups = append(cleanups, func() { _ = fw.Close() })
 	fw.SetPodNominator(noNominatedPods{})
 
 	informerFactory.Start(ctx.Done())
 	for typ, ok := range informerFactory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
-			return nil, fmt.Errorf("informer for %v did not sync", typ)
+			return fail(fmt.Errorf("informer for %v did not sync", typ))
 		}
 	}
-
-	res := &Result{
-		Pod:               pod.Namespace + "/" + pod.Name,
-		KubernetesVersion: kubernetesVersion(),
-		SchedulerName:     prof.SchedulerName,
-		Nodes:             make([]NodeResult, len(cluster.Nodes)),
-		TiedNodes:         []string{},
-	}
-	runCycle(ctx, fw, snapshot, pod, cluster.Nodes, res)
-	return res, nil
+	return &schedulerHarness{fw: fw, snapshot: snapshot}, stop, nil
 }
 
 func strPtr(s string) *string { return &s }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"sigs.k8s.io/yaml"
 )
 
@@ -320,5 +322,69 @@ func TestVersion(t *testing.T) {
 		if got, ok := v.FeatureGates[gate]; !ok || got != want {
 			t.Errorf("feature gate %s = %v (known %v), want %v", gate, got, ok, want)
 		}
+	}
+}
+
+// pluginOrder lists the plugins of one extension point, keeping only names in keep.
+func pluginOrder(plugins []config.Plugin, keep map[string]bool) []string {
+	var names []string
+	for _, p := range plugins {
+		if keep[p.Name] {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// The engine profile must run its six filter plugins exactly where and in
+// the order the default profile runs them, and PodTopologySpread alone at
+// PreScore and Score.
+func TestEngineProfileMatchesDefaultProfile(t *testing.T) {
+	listPlugins := func(data []byte) *config.Plugins {
+		t.Helper()
+		cfg, err := loadSchedulerConfig(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof, err := profileFor(cfg, "default-scheduler")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, stop, err := startScheduler(context.Background(), &Cluster{}, cfg, prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+		return h.fw.ListPlugins()
+	}
+	engineData, err := os.ReadFile(engineProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, def := listPlugins(engineData), listPlugins(nil)
+
+	filters := map[string]bool{}
+	for _, p := range engine.Filter.Enabled {
+		filters[p.Name] = true
+	}
+	want := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread"}
+	if got := pluginOrder(engine.Filter.Enabled, filters); !reflect.DeepEqual(got, want) {
+		t.Errorf("engine filters %q, want %q", got, want)
+	}
+	for name, ep := range map[string][2][]config.Plugin{
+		"PreFilter": {engine.PreFilter.Enabled, def.PreFilter.Enabled},
+		"Filter":    {engine.Filter.Enabled, def.Filter.Enabled},
+	} {
+		got, wantOrder := pluginOrder(ep[0], filters), pluginOrder(ep[1], filters)
+		if !reflect.DeepEqual(got, wantOrder) || len(got) != len(ep[0]) {
+			t.Errorf("%s: engine %q, default profile %q", name, got, wantOrder)
+		}
+	}
+	pts := map[string]bool{"PodTopologySpread": true}
+	if len(engine.PreScore.Enabled) != 1 || len(pluginOrder(engine.PreScore.Enabled, pts)) != 1 {
+		t.Errorf("PreScore: %v", engine.PreScore.Enabled)
+	}
+	if len(engine.Score.Enabled) != 1 || engine.Score.Enabled[0].Name != "PodTopologySpread" || engine.Score.Enabled[0].Weight != 2 {
+		t.Errorf("Score: %v", engine.Score.Enabled)
 	}
 }
