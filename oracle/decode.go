@@ -118,14 +118,16 @@ func decodeObjects(data []byte) ([]runtime.Object, error) {
 	}
 	var out []runtime.Object
 	for _, doc := range docs {
-		if err := decodeJSONObject(doc, &out); err != nil {
+		if err := decodeJSONObject(doc, "", &out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func decodeJSONObject(doc []byte, out *[]runtime.Object) error {
+// itemKind is the kind implied by an enclosing typed list (NodeList items are
+// Nodes even when, as in raw API responses, they carry no kind).
+func decodeJSONObject(doc []byte, itemKind string, out *[]runtime.Object) error {
 	trimmed := bytes.TrimSpace(doc)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		// A bare array of objects.
@@ -134,7 +136,7 @@ func decodeJSONObject(doc []byte, out *[]runtime.Object) error {
 			return fmt.Errorf("invalid JSON array: %w", err)
 		}
 		for _, item := range items {
-			if err := decodeJSONObject(item, out); err != nil {
+			if err := decodeJSONObject(item, itemKind, out); err != nil {
 				return err
 			}
 		}
@@ -145,11 +147,14 @@ func decodeJSONObject(doc []byte, out *[]runtime.Object) error {
 		return fmt.Errorf("not a Kubernetes object: %w", err)
 	}
 	if ti.Kind == "" {
-		return errors.New("object has no kind")
+		if itemKind == "" {
+			return errors.New("object has no kind")
+		}
+		ti.Kind = itemKind
 	}
 	if ti.Items != nil && strings.HasSuffix(ti.Kind, "List") {
 		for _, item := range *ti.Items {
-			if err := decodeJSONObject(item, out); err != nil {
+			if err := decodeJSONObject(item, strings.TrimSuffix(ti.Kind, "List"), out); err != nil {
 				return err
 			}
 		}
@@ -160,12 +165,13 @@ func decodeJSONObject(doc []byte, out *[]runtime.Object) error {
 		return nil // other kinds are skipped
 	}
 	if ti.APIVersion == "" {
-		// List items written by hand sometimes omit it; the kind is unambiguous.
+		// Items of raw API lists omit apiVersion and kind; the kind is unambiguous.
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(doc, &m); err != nil {
 			return fmt.Errorf("invalid %s: %w", ti.Kind, err)
 		}
 		m["apiVersion"], _ = json.Marshal(wantGV)
+		m["kind"], _ = json.Marshal(ti.Kind)
 		doc, _ = json.Marshal(m)
 	} else if ti.APIVersion != wantGV {
 		return fmt.Errorf("%s: unsupported apiVersion %q (want %q)", ti.Kind, ti.APIVersion, wantGV)

@@ -388,3 +388,13 @@ func TestEngineProfileMatchesDefaultProfile(t *testing.T) {
 		t.Errorf("Score: %v", engine.Score.Enabled)
 	}
 }
+
+// Raw API list responses (a JSON stream here) carry no kind on their items.
+func TestRawAPILists(t *testing.T) {
+	r := explainJSON(t, "--cluster", "testdata/raw-api-lists.json",
+		"--pod", "testdata/docs-example-pod.yaml", "--config", engineProfile)
+	checkNodes(t, r, map[string]wantNode{
+		"a": {"Unschedulable", pts, notMatch, false},
+		"b": {"Success", "", "", true},
+	}, []string{"a", "b"})
+}
