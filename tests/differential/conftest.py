@@ -155,9 +155,15 @@ class Oracle:
 
 
 @pytest.fixture(scope="session")
-def oracle_or_none() -> Oracle | None:
+def oracle_lookup() -> tuple[Path | None, str]:
+    """Where the oracle is (built once per session), or why there is none."""
+    return locate_oracle()
+
+
+@pytest.fixture(scope="session")
+def oracle_or_none(oracle_lookup: tuple[Path | None, str]) -> Oracle | None:
     """The oracle, None when it is unavailable (fails instead when CI requires it)."""
-    binary, reason = locate_oracle()
+    binary, reason = oracle_lookup
     if binary is None:
         if oracle_required():
             pytest.fail(f"TOPOSPREAD_REQUIRE_ORACLE=1 but {reason}", pytrace=False)
@@ -166,11 +172,10 @@ def oracle_or_none() -> Oracle | None:
 
 
 @pytest.fixture(scope="session")
-def oracle(oracle_or_none: Oracle | None) -> Oracle:
+def oracle(oracle_or_none: Oracle | None, oracle_lookup: tuple[Path | None, str]) -> Oracle:
     """The oracle; the test is skipped when it is unavailable."""
     if oracle_or_none is None:
-        _, reason = locate_oracle()
-        pytest.skip(reason)
+        pytest.skip(oracle_lookup[1])
     return oracle_or_none
 
 

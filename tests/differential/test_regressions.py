@@ -34,6 +34,7 @@ def test_there_are_regression_scenarios_to_check() -> None:
     assert FILES, f"no scenario files in {REGRESSIONS}"
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_topospread_decides_the_saved_scenario_like_upstream(path: Path, oracle_or_none) -> None:
     scenario, recorded = load(path)
