@@ -8,7 +8,8 @@ simulator running thousands of cycles needs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.model.objects import (
@@ -21,13 +22,13 @@ from topospread.model.objects import (
     StatefulSet,
 )
 
-__all__ = ["ClusterObjects", "NodeInfo", "Snapshot"]
+__all__ = ["ClusterObjects", "DomainTotals", "NodeInfo", "PodCounter", "Snapshot"]
 
 
 class NodeInfo:
     """A node and the pods assigned to it (``framework.NodeInfo``)."""
 
-    __slots__ = ("_by_namespace", "_requested", "generation", "node", "pods")
+    __slots__ = ("_by_namespace", "_requested", "generation", "node", "pods", "snapshot")
 
     def __init__(self, node: Node, pods: Iterable[Pod] = ()) -> None:
         self.node = node
@@ -38,6 +39,8 @@ class NodeInfo:
         self._requested: object | None = None
         self.generation = 0
         """Bumped on every change, so caches keyed by it stay correct."""
+        self.snapshot: Snapshot | None = None
+        """The snapshot this node belongs to; it is told of every pod added or removed."""
         for pod in pods:
             self.add_pod(pod)
 
@@ -56,6 +59,8 @@ class NodeInfo:
         self._by_namespace.setdefault(pod.namespace, []).append(pod)
         self._requested = None
         self.generation += 1
+        if self.snapshot is not None:
+            self.snapshot._pod_changed(self, pod, 1)
 
     def remove_pod(self, pod: Pod) -> bool:
         """Remove a pod (matched by namespace and name); False if it was not here."""
@@ -66,11 +71,14 @@ class NodeInfo:
                 group.remove(existing)
                 self._requested = None
                 self.generation += 1
+                if self.snapshot is not None:
+                    # The stored pod, not the argument: the counters counted that one.
+                    self.snapshot._pod_changed(self, existing, -1)
                 return True
         return False
 
     def clone(self) -> NodeInfo:
-        """An independent copy with the same pods."""
+        """An independent copy with the same pods, attached to no snapshot."""
         return NodeInfo(self.node, self.pods)
 
     def __repr__(self) -> str:
@@ -109,19 +117,98 @@ class ClusterObjects:
         return self._index.get((kind, namespace, name))
 
 
-class Snapshot:
-    """All nodes (in input order) with their pods: the cluster as one cycle sees it."""
+PodPredicate = Callable[[Pod], bool]
+"""Whether a pod is counted; must depend only on the pod object (see :class:`PodCounter`)."""
 
-    __slots__ = ("_by_name", "node_infos")
+
+class DomainTotals:
+    """Counted pods per domain of one topology key, over the nodes that carry every key.
+
+    A node takes part when it has every label in ``required_keys``; its domain is its
+    ``topology_key`` value, or ``""`` when it lacks the key (only possible when
+    ``required_keys`` does not contain it). ``totals`` has an entry, possibly 0, for every
+    domain with at least one taking-part node, in the order the domains first appear in
+    snapshot node order — the order a full recount over the nodes would produce.
+    """
+
+    __slots__ = ("required_keys", "topology_key", "totals")
+
+    def __init__(self, topology_key: str, required_keys: frozenset[str]) -> None:
+        self.topology_key = topology_key
+        self.required_keys = required_keys
+        self.totals: dict[str, int] = {}
+        """Domain -> counted pods on its taking-part nodes."""
+
+    def domain_of(self, node: Node) -> str | None:
+        """The node's domain, or None when it does not take part."""
+        labels = node.metadata.labels
+        for key in self.required_keys:
+            if key not in labels:
+                return None
+        return labels.get(self.topology_key, "")
+
+
+class PodCounter:
+    """Pods that a predicate selects, per node, kept current as pods come and go.
+
+    CAVEAT (the invariant every count relies on): ``per_node[n]`` equals the number of
+    pods of ``namespace`` on node ``n`` for which ``predicate`` is true, and every
+    :class:`DomainTotals` in ``domains`` equals the sum of ``per_node`` over its taking-part
+    nodes. It holds because (1) pods are immutable values — a pod's labels, namespace or
+    deletionTimestamp change only by removing it and adding the new object, so the
+    predicate gives the same answer at removal as at addition; (2) every pod enters or
+    leaves a node of the snapshot through ``NodeInfo.add_pod``/``remove_pod`` (which call
+    back here) or with its node through ``Snapshot.add_node``/``remove_node``; (3) node
+    objects change only through ``Snapshot.update_node``, which drops the domain totals
+    (node labels decide domains) — per-node counts survive, since pods did not move.
+    """
+
+    __slots__ = ("domains", "namespace", "per_node", "predicate")
+
+    def __init__(self, namespace: str, predicate: PodPredicate) -> None:
+        self.namespace = namespace
+        self.predicate = predicate
+        self.per_node: dict[str, int] = {}
+        """Node name -> counted pods; nodes with none may be absent."""
+        self.domains: dict[tuple[str, frozenset[str]], DomainTotals] = {}
+        """(topology key, required keys) -> totals, built on first use."""
+
+    def count(self, node_name: str) -> int:
+        """Counted pods on one node."""
+        return self.per_node.get(node_name, 0)
+
+
+class Snapshot:
+    """All nodes (in input order) with their pods: the cluster as one cycle sees it.
+
+    The snapshot also keeps :class:`PodCounter` caches that plugins register with
+    :meth:`pod_counter` (PodTopologySpread counts matching pods per node and domain from
+    them instead of walking every pod each cycle).
+    """
+
+    __slots__ = ("_by_name", "_counters", "node_infos")
+
+    use_count_cache: bool = True
+    """Whether :meth:`pod_counter` serves caches; tests switch it off to compare with a
+    full recount. Not a user option."""
+    MAX_COUNTERS = 64
+    """Counters kept (least recently used dropped): each one costs a predicate call per
+    pod added or removed in its namespace."""
 
     def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> None:
-        self.node_infos: list[NodeInfo] = [NodeInfo(node) for node in nodes]
+        self.node_infos: list[NodeInfo] = []
         """Every node, in the order given."""
-        self._by_name: dict[str, NodeInfo] = {info.name: info for info in self.node_infos}
+        self._by_name: dict[str, NodeInfo] = {}
+        self._counters: OrderedDict[Hashable, PodCounter] = OrderedDict()
+        for node in nodes:
+            info = NodeInfo(node)
+            info.snapshot = self
+            self.node_infos.append(info)
+            self._by_name[info.name] = info
         for pod in pods:
-            info = self._by_name.get(pod.node_name)
-            if info is not None:
-                info.add_pod(pod)
+            found = self._by_name.get(pod.node_name)
+            if found is not None:
+                found.add_pod(pod)
 
     def get(self, node_name: str) -> NodeInfo | None:
         """The node with this name, if present."""
@@ -140,8 +227,10 @@ class Snapshot:
         if node.name in self._by_name:
             raise ValueError(f"node {node.name} is already in the snapshot")
         info = NodeInfo(node)
+        info.snapshot = self
         self.node_infos.append(info)
         self._by_name[node.name] = info
+        self._nodes_changed()
         return info
 
     def remove_node(self, node_name: str) -> NodeInfo | None:
@@ -149,6 +238,10 @@ class Snapshot:
         info = self._by_name.pop(node_name, None)
         if info is not None:
             self.node_infos.remove(info)
+            info.snapshot = None
+            for counter in self._counters.values():
+                counter.per_node.pop(node_name, None)
+            self._nodes_changed()
         return info
 
     def update_node(self, node: Node) -> NodeInfo:
@@ -156,4 +249,70 @@ class Snapshot:
         info = self._by_name[node.name]
         info.node = node
         info.generation += 1
+        self._nodes_changed()
         return info
+
+    # -- counters ------------------------------------------------------------------
+
+    def pod_counter(
+        self, key: Hashable, namespace: str, predicate: PodPredicate
+    ) -> PodCounter | None:
+        """The counter registered under ``key``, built with one pass over the pods if new.
+
+        ``key`` must determine ``namespace`` and ``predicate`` (e.g. the namespace and a
+        selector). None when caching is switched off.
+        """
+        if not self.use_count_cache:
+            return None
+        counter = self._counters.get(key)
+        if counter is not None:
+            self._counters.move_to_end(key)
+            return counter
+        counter = PodCounter(namespace, predicate)
+        per_node = counter.per_node
+        for info in self.node_infos:
+            n = 0
+            for pod in info.pods_in_namespace(namespace):
+                if predicate(pod):
+                    n += 1
+            if n:
+                per_node[info.name] = n
+        self._counters[key] = counter
+        if len(self._counters) > self.MAX_COUNTERS:
+            self._counters.popitem(last=False)
+        return counter
+
+    def domain_totals(
+        self, counter: PodCounter, topology_key: str, required_keys: frozenset[str]
+    ) -> DomainTotals:
+        """``counter``'s pods summed per domain (see :class:`DomainTotals`); O(nodes) once."""
+        key = (topology_key, required_keys)
+        domains = counter.domains.get(key)
+        if domains is None:
+            domains = DomainTotals(topology_key, required_keys)
+            totals = domains.totals
+            per_node = counter.per_node
+            for info in self.node_infos:
+                value = domains.domain_of(info.node)
+                if value is not None:
+                    totals[value] = totals.get(value, 0) + per_node.get(info.name, 0)
+            counter.domains[key] = domains
+        return domains
+
+    def _pod_changed(self, info: NodeInfo, pod: Pod, delta: int) -> None:
+        # Called by NodeInfo.add_pod/remove_pod of this snapshot's nodes.
+        for counter in self._counters.values():
+            if counter.namespace != pod.namespace or not counter.predicate(pod):
+                continue
+            per_node = counter.per_node
+            name = info.name
+            per_node[name] = per_node.get(name, 0) + delta
+            for domains in counter.domains.values():
+                value = domains.domain_of(info.node)
+                if value is not None:
+                    domains.totals[value] += delta
+
+    def _nodes_changed(self) -> None:
+        # Node labels and node order decide domains and their order: rebuild on next use.
+        for counter in self._counters.values():
+            counter.domains.clear()

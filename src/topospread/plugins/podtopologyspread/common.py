@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from topospread.framework.node_info import ClusterObjects, NodeInfo
+from topospread.framework.node_info import ClusterObjects, NodeInfo, PodCounter, Snapshot
 from topospread.model.labels import (
     Operator,
     Requirement,
@@ -29,6 +29,7 @@ __all__ = [
     "Constraint",
     "SelectorError",
     "count_pods_match_selector",
+    "counters_for",
     "default_selector",
     "label_selector_as_selector",
     "node_labels_match_spread_constraints",
@@ -175,6 +176,41 @@ def count_pods_match_selector(node_info: NodeInfo, selector: Selector, namespace
         if pod.metadata.deletion_timestamp is None and selector.matches(pod.metadata.labels):
             count += 1
     return count
+
+
+def counters_for(
+    snapshot: Snapshot | None,
+    nodes: Sequence[NodeInfo],
+    constraints: Sequence[Constraint],
+    namespace: str,
+) -> list[PodCounter] | None:
+    """Per constraint, the snapshot's cached count of the pods it matches, per node.
+
+    Only when ``nodes`` is the snapshot's own node list (plugins may be handed other
+    lists in tests); None otherwise or when caching is off, and callers then recount.
+    The predicate is exactly :func:`count_pods_match_selector`'s rule (namespace by the
+    counter, not terminating, selector matches, the ``{}`` quirk), so counts agree.
+    """
+    if snapshot is None or nodes is not snapshot.node_infos:
+        return None
+    counters: list[PodCounter] = []
+    for constraint in constraints:
+        selector = constraint.selector
+
+        def predicate(pod: Pod, selector: Selector = selector) -> bool:
+            return (
+                not selector.empty
+                and pod.metadata.deletion_timestamp is None
+                and selector.matches(pod.metadata.labels)
+            )
+
+        counter = snapshot.pod_counter(
+            ("PodTopologySpread", namespace, selector), namespace, predicate
+        )
+        if counter is None:
+            return None
+        counters.append(counter)
+    return counters
 
 
 def default_selector(pod: Pod, objects: ClusterObjects) -> Selector:

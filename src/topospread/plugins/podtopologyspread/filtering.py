@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from topospread.framework.cycle_state import CycleState
-from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_info import NodeInfo, Snapshot
 from topospread.framework.status import Code, Status
 from topospread.model.nodeaffinity import required_node_affinity
-from topospread.model.objects import Node, Pod
+from topospread.model.objects import Node, NodeInclusionPolicy, Pod
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
+    counters_for,
     node_labels_match_spread_constraints,
 )
 
@@ -147,11 +148,39 @@ def compute_pre_filter_state(
     *,
     node_inclusion_policy: bool,
     comparison_operators: bool,
+    snapshot: Snapshot | None = None,
 ) -> PreFilterState:
-    """Count matching pods per domain over all nodes (``calPreFilterState``)."""
-    counts: list[dict[str, int]] = [{} for _ in constraints]
+    """Count matching pods per domain over all nodes (``calPreFilterState``).
+
+    With the snapshot's counters (``nodes`` being its node list) the cost is O(domains)
+    when every node counts — the pod has no nodeSelector or required node affinity and
+    no constraint honours taints — and O(nodes) otherwise, instead of O(pods).
+    """
     required = required_node_affinity(pod)
     namespace = pod.namespace
+    counters = counters_for(snapshot, nodes, constraints, namespace)
+    if counters is not None:
+        assert snapshot is not None
+        every_node = (
+            required.label_selector is None
+            and required.node_selector is None
+            and not (
+                node_inclusion_policy
+                and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
+            )
+        )
+        if every_node:
+            # A node missing any constraint's key is left out of every constraint's
+            # counts: the totals are taken over nodes carrying all the keys.
+            keys = frozenset(c.topology_key for c in constraints)
+            return _with_critical_paths(
+                constraints,
+                [
+                    dict(snapshot.domain_totals(counter, c.topology_key, keys).totals)
+                    for c, counter in zip(constraints, counters, strict=True)
+                ],
+            )
+    counts: list[dict[str, int]] = [{} for _ in constraints]
     for node_info in nodes:
         node = node_info.node
         if not node_inclusion_policy and not required.match(node):
@@ -167,9 +196,17 @@ def compute_pre_filter_state(
                 continue
             value = labels[constraint.topology_key]
             domain_counts = counts[index]
-            domain_counts[value] = domain_counts.get(value, 0) + count_pods_match_selector(
-                node_info, constraint.selector, namespace
-            )
+            if counters is not None:
+                matched = counters[index].count(node_info.name)
+            else:
+                matched = count_pods_match_selector(node_info, constraint.selector, namespace)
+            domain_counts[value] = domain_counts.get(value, 0) + matched
+    return _with_critical_paths(constraints, counts)
+
+
+def _with_critical_paths(
+    constraints: tuple[Constraint, ...], counts: list[dict[str, int]]
+) -> PreFilterState:
     paths: list[CriticalPaths] = []
     for domain_counts in counts:
         critical = CriticalPaths()

@@ -170,6 +170,7 @@ class PodTopologySpread:
                 constraints,
                 node_inclusion_policy=self._node_inclusion_policy,
                 comparison_operators=self._comparison_operators,
+                snapshot=self._handle.snapshot,
             ),
         )
         return None, None
@@ -250,6 +251,7 @@ class PodTopologySpread:
                 require_all_topologies=require_all,
                 node_inclusion_policy=self._node_inclusion_policy,
                 comparison_operators=self._comparison_operators,
+                snapshot=self._handle.snapshot,
             ),
         )
         return None

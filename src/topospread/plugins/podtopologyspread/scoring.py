@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.interfaces import MAX_NODE_SCORE, NodeScore
-from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_info import NodeInfo, PodCounter, Snapshot
 from topospread.model.nodeaffinity import required_node_affinity
-from topospread.model.objects import LABEL_HOSTNAME, Pod
+from topospread.model.objects import LABEL_HOSTNAME, NodeInclusionPolicy, Pod
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
+    counters_for,
     node_labels_match_spread_constraints,
 )
 
@@ -68,6 +69,11 @@ class PreScoreState:
     """False only under System default constraints: nodes may then lack some keys."""
     topology_sizes: list[int] = field(default_factory=list)
     """Per constraint: the domain count the weight was computed from."""
+    counters: list[PodCounter] | None = None
+    """Per constraint: the snapshot's per-node counts, for hostname constraints in Score;
+    None means count the node's pods."""
+    snapshot: Snapshot | None = None
+    """The snapshot the counters belong to; Score uses them only for its nodes."""
 
     def clone(self) -> PreScoreState:
         """The state is read-only after PreScore."""
@@ -83,8 +89,14 @@ def compute_pre_score_state(
     require_all_topologies: bool,
     node_inclusion_policy: bool,
     comparison_operators: bool,
+    snapshot: Snapshot | None = None,
 ) -> PreScoreState:
-    """Seed domains from the feasible nodes, then count pods over all nodes (``PreScore``)."""
+    """Seed domains from the feasible nodes, then count pods over all nodes (``PreScore``).
+
+    With the snapshot's counters (``all_nodes`` being its node list) the counting costs
+    O(feasible nodes) when every node counts (no nodeSelector or required node affinity,
+    no constraint honouring taints) and O(nodes) otherwise, instead of O(pods).
+    """
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
     sizes = [0] * len(constraints)
@@ -112,6 +124,43 @@ def compute_pre_score_state(
 
     required = required_node_affinity(pod)
     namespace = pod.namespace
+    counters = counters_for(snapshot, all_nodes, constraints, namespace)
+    state = PreScoreState(
+        constraints=constraints,
+        ignored_nodes=frozenset(ignored),
+        topology_value_to_pod_counts=counts,
+        topology_normalizing_weight=weights,
+        require_all_topologies=require_all_topologies,
+        topology_sizes=sizes,
+        counters=counters,
+        snapshot=snapshot if counters is not None else None,
+    )
+    if counters is not None:
+        assert snapshot is not None
+        every_node = (
+            required.label_selector is None
+            and required.node_selector is None
+            and not (
+                node_inclusion_policy
+                and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
+            )
+        )
+        if every_node:
+            # Nodes lacking a key are skipped when all keys are required; otherwise
+            # (System defaults) a missing key forms the "" domain. Either way only the
+            # seeded domains (those of feasible nodes) are read.
+            keys = frozenset(c.topology_key for c in constraints)
+            required_keys = keys if require_all_topologies else frozenset()
+            for index, constraint in enumerate(constraints):
+                domain_counts = counts[index]
+                if not domain_counts:
+                    continue
+                totals = snapshot.domain_totals(
+                    counters[index], constraint.topology_key, required_keys
+                ).totals
+                for value in domain_counts:
+                    domain_counts[value] = totals.get(value, 0)
+            return state
     for node_info in all_nodes:
         node = node_info.node
         if not node_inclusion_policy and not required.match(node):
@@ -130,17 +179,13 @@ def compute_pre_score_state(
             # such a domain still count towards it.
             if value not in domain_counts:
                 continue
-            domain_counts[value] += count_pods_match_selector(
-                node_info, constraint.selector, namespace
-            )
-    return PreScoreState(
-        constraints=constraints,
-        ignored_nodes=frozenset(ignored),
-        topology_value_to_pod_counts=counts,
-        topology_normalizing_weight=weights,
-        require_all_topologies=require_all_topologies,
-        topology_sizes=sizes,
-    )
+            if counters is not None:
+                domain_counts[value] += counters[index].count(node_info.name)
+            else:
+                domain_counts[value] += count_pods_match_selector(
+                    node_info, constraint.selector, namespace
+                )
+    return state
 
 
 def get_pre_score_state(state: CycleState) -> PreScoreState:
@@ -159,7 +204,10 @@ def score_node(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
         if value is None:
             continue
         if constraint.topology_key == LABEL_HOSTNAME:
-            count = count_pods_match_selector(node_info, constraint.selector, pod.namespace)
+            if s.counters is not None and node_info.snapshot is s.snapshot:
+                count = s.counters[index].count(node_info.name)
+            else:
+                count = count_pods_match_selector(node_info, constraint.selector, pod.namespace)
         else:
             count = s.topology_value_to_pod_counts[index][value]
         score += count * s.topology_normalizing_weight[index] + (constraint.max_skew - 1)
