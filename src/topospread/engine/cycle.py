@@ -1,10 +1,12 @@
 """One scheduling cycle of one pod: PreFilter → Filter → PreScore → Score → host selection.
 
-Mirrors ``schedulePod`` / ``findNodesThatFitPod`` of ``pkg/scheduler/schedule_one.go``,
-evaluating every node in snapshot order (the percentageOfNodesToScore cut-off is not
-applied) and, unless told otherwise, scoring even a single feasible node. Ties for the
+Mirrors ``schedulePod`` / ``findNodesThatFitPod`` of ``pkg/scheduler/schedule_one.go``.
+By default (``explain``) every node is evaluated in snapshot order and even a single
+feasible node is scored. With a :class:`NodeSearch` (the simulator) the search stops as
+kube-scheduler's does — ``numFeasibleNodesToFind`` feasible nodes, starting at the
+rotating ``nextStartNodeIndex`` — as a scheduler with parallelism 1 would run it; and
+``skip_single_node_scoring`` takes a lone feasible node without scoring. Ties for the
 best total go to the first node in snapshot order; kube-scheduler picks at random.
-Used by ``explain`` and by the simulator.
 """
 
 from __future__ import annotations
@@ -19,9 +21,56 @@ from topospread.framework.runtime import Framework, PreFilterOutcome
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 
-__all__ = ["NO_NODE_AVAILABLE", "CycleResult", "fit_error_message", "schedule_one"]
+__all__ = [
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "NO_NODE_AVAILABLE",
+    "CycleResult",
+    "NodeSearch",
+    "fit_error_message",
+    "num_feasible_nodes_to_find",
+    "schedule_one",
+]
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+"""``minFeasibleNodesToFind``: below this many nodes every node is searched."""
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+"""``minFeasibleNodesPercentageToFind``: floor of the adaptive percentage."""
+
+
+def num_feasible_nodes_to_find(
+    global_percentage: int, profile_percentage: int | None, num_all_nodes: int
+) -> int:
+    """How many feasible nodes end the search (``numFeasibleNodesToFind``).
+
+    Fewer than 100 nodes: all of them. Otherwise the profile's percentage if set, else the
+    scheduler-wide one; 0 means adaptive, ``50 − nodes/125`` (Go integer division) with a
+    floor of 5; the result ``nodes × percentage / 100`` is at least 100.
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = profile_percentage if profile_percentage is not None else global_percentage
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    # Both operands are non-negative, so floor division equals Go's truncation.
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class NodeSearch:
+    """Scheduler-wide search state: ``percentageOfNodesToScore`` and ``nextStartNodeIndex``.
+
+    One per scheduler (shared by its profiles, as upstream keeps it on ``Scheduler``).
+    """
+
+    __slots__ = ("next_start_node_index", "percentage_of_nodes_to_score")
+
+    def __init__(self, percentage_of_nodes_to_score: int = 0) -> None:
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        """The configuration's global value; 0 is adaptive."""
+        self.next_start_node_index = 0
+        """Where the next cycle starts searching, an index into the snapshot's nodes."""
 
 
 @dataclass(slots=True)
@@ -31,7 +80,9 @@ class CycleResult:
     state: CycleState
     pre_filter: PreFilterOutcome
     statuses: dict[str, Status | None]
-    """Node name -> the rejecting status, or None for a feasible node (snapshot order)."""
+    """Node name -> the rejecting status, or None for a feasible node (snapshot order).
+    With a :class:`NodeSearch`: only the nodes visited (and those PreFilter left out),
+    in the order visited."""
     feasible: list[NodeInfo]
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     """Feasible node -> score plugin -> normalized score (before weight)."""
@@ -66,8 +117,21 @@ def fit_error_message(
     return message
 
 
-def schedule_one(framework: Framework, pod: Pod) -> CycleResult:
-    """Run one cycle of ``pod`` against the framework's snapshot."""
+def schedule_one(
+    framework: Framework,
+    pod: Pod,
+    search: NodeSearch | None = None,
+    *,
+    skip_single_node_scoring: bool = False,
+) -> CycleResult:
+    """Run one cycle of ``pod`` against the framework's snapshot.
+
+    ``search`` None evaluates every node; otherwise the search is cut off and rotated as
+    kube-scheduler does and ``search.next_start_node_index`` is advanced.
+    ``skip_single_node_scoring`` selects a lone feasible node without scoring it.
+    """
+    if search is not None:
+        return _schedule_sampled(framework, pod, search, skip_single_node_scoring)
     state = CycleState()
     node_infos = framework.handle.snapshot.node_infos
     total = len(node_infos)
@@ -106,7 +170,19 @@ def schedule_one(framework: Framework, pod: Pod) -> CycleResult:
 
     feasible = [info for info in node_infos if statuses.get(info.name) is None]
     result = CycleResult(state, pre, statuses, feasible, message=message)
-    if not feasible or message is not None:
+    return _score(framework, pod, result, skip_single_node_scoring)
+
+
+def _score(
+    framework: Framework, pod: Pod, result: CycleResult, skip_single_node_scoring: bool
+) -> CycleResult:
+    # schedulePod after the search: the lone-node shortcut, then prioritizeNodes.
+    feasible, state = result.feasible, result.state
+    if not feasible or result.message is not None:
+        return result
+    if skip_single_node_scoring and len(feasible) == 1:
+        result.selected_node = feasible[0].name
+        result.tied_nodes = (feasible[0].name,)
         return result
     status = framework.run_pre_score_plugins(state, pod, feasible)
     if status is not None:
@@ -123,3 +199,89 @@ def schedule_one(framework: Framework, pod: Pod) -> CycleResult:
     result.tied_nodes = tuple(info.name for info in feasible if result.totals[info.name] == best)
     result.selected_node = result.tied_nodes[0]
     return result
+
+
+def _schedule_sampled(
+    framework: Framework, pod: Pod, search: NodeSearch, skip_single_node_scoring: bool
+) -> CycleResult:
+    # findNodesThatFitPod + findNodesThatPassFilters with parallelism 1. Nodes are
+    # visited from nextStartNodeIndex; after K feasible nodes the scan goes on, recording
+    # rejected nodes, until a (K+1)-th feasible node is found (dropped, as the worker
+    # that finds it cancels and takes it back) or an Error stops it (the erroring node is
+    # not recorded). processed = feasible + recorded rejections; the next start is
+    # (start + processed) mod the number of ALL nodes, while the scan itself is modulo
+    # the searched list (narrowed by PreFilter, taken here in snapshot order where
+    # upstream walks a Go map).
+    state = CycleState()
+    node_infos = framework.handle.snapshot.node_infos
+    total = len(node_infos)
+    pre = framework.run_pre_filter_plugins(state, pod)
+    if pre.status is not None and (pre.status.code is Code.ERROR or pre.status.is_rejected):
+        # PreFilter failed: no search, the start index stays.
+        statuses: dict[str, Status | None] = dict.fromkeys(
+            (n.name for n in node_infos), pre.status
+        )
+        if pre.status.code is Code.ERROR:
+            pre_message = pre.status.message
+        else:
+            pre_message = fit_error_message(total, {}, None, pre.status.message)
+        return CycleResult(state, pre, statuses, [], message=pre_message)
+
+    statuses = {}
+    absent: Status | None = None
+    nodes = node_infos
+    allowed = None if pre.result is None else pre.result.node_names
+    if allowed is not None:
+        plugins = " ".join(sorted(pre.plugins_with_nodes))
+        absent = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{plugins}]",)
+        )
+        nodes = [info for info in node_infos if info.name in allowed]
+        for info in node_infos:
+            if info.name not in allowed:
+                statuses[info.name] = absent
+    searched = len(nodes)
+    to_find = num_feasible_nodes_to_find(
+        search.percentage_of_nodes_to_score,
+        framework.profile.percentage_of_nodes_to_score,
+        searched,
+    )
+    if not framework.plugins_at("score"):
+        to_find = 1  # no scoring (and no extenders): any feasible node will do
+    start = search.next_start_node_index
+    feasible_at: list[tuple[int, NodeInfo]] = []
+    explicit: dict[str, Status] = {}
+    error: Status | None = None
+    if searched and not framework.plugins_at("filter"):
+        for i in range(to_find):
+            index = (start + i) % searched
+            feasible_at.append((index, nodes[index]))
+    else:
+        for i in range(searched):
+            index = (start + i) % searched
+            info = nodes[index]
+            status = framework.run_filter_plugins(state, pod, info)
+            if status is None:
+                if len(feasible_at) == to_find:
+                    break
+                feasible_at.append((index, info))
+            elif status.code is Code.ERROR:
+                statuses[info.name] = status
+                error = status
+                break
+            else:
+                statuses[info.name] = status
+                explicit[info.name] = status
+    if total:
+        search.next_start_node_index = (start + len(feasible_at) + len(explicit)) % total
+    feasible_at.sort(key=lambda pair: pair[0])
+    feasible = [info for _, info in feasible_at]
+    for info in feasible:
+        statuses[info.name] = None
+    message: str | None = None
+    if error is not None:
+        message = error.message
+    elif not feasible:
+        message = fit_error_message(total, explicit, absent)
+    result = CycleResult(state, pre, statuses, feasible, message=message)
+    return _score(framework, pod, result, skip_single_node_scoring)

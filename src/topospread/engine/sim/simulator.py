@@ -18,18 +18,23 @@ entered the queue). A pod that fails is kept aside as unschedulable; any cluster
 pod back, into the active queue once its backoff (1 s doubling to 10 s, from the
 KubeSchedulerConfiguration) has passed. Upstream filters those moves by each plugin's
 queueing hints; moving all of them only costs extra attempts, never changes where pods
-land. No preemption, no ``percentageOfNodesToScore`` cut-off (every node is
-evaluated), no periodic flush of unschedulable pods.
+land. No preemption, no periodic flush of unschedulable pods.
+
+Node search as kube-scheduler's (``schedule_one`` with a :class:`NodeSearch`): the
+search stops after ``numFeasibleNodesToFind`` feasible nodes (every node below 100
+nodes; the scheduler-wide ``percentageOfNodesToScore`` of the configuration, a profile's
+own value overriding it) and starts where the previous cycle's search left off, as a
+scheduler with parallelism 1 would; a lone feasible node is taken without scoring.
 
 The scheduler's view is ONE long-lived :class:`Snapshot`, updated incrementally as pods
 are bound or deleted and nodes change (kube-scheduler's cache).
 
-Hot spots for big runs (5,000 nodes, 50,000 pods): ``schedule_one`` is O(nodes × pods
-on a node) in PreFilter counting plus every Filter and Score plugin on every node (no
-``percentageOfNodesToScore`` sampling) — about 40 ms per pod at 500 nodes, nearly all of
-it in ``run_filter_plugins``/``run_score_plugins``; the loop itself is O(log events) per
-event; node steps touch only the pods of their nodes; the report at the end of each step
-is O(workloads × nodes × pods per node).
+Costs for big runs (5,000 nodes, 50,000 pods): a cycle runs Filter on the nodes the
+search visits and Score on the ≤ numFeasibleNodesToFind feasible ones;
+PodTopologySpread's counts come from the snapshot's incremental counters (O(domains)
+PreFilter). The loop itself is O(log events) per event; node steps touch only the pods
+of their nodes; the report at the end of each step is O(workloads × nodes × pods per
+node). ``benchmarks/sim_scale.py`` measures it.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
-from topospread.engine.cycle import schedule_one
+from topospread.engine.cycle import NodeSearch, schedule_one
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
@@ -174,6 +179,8 @@ class Simulator:
         self.state = ClusterState(self)
         self.controllers = Controllers(self.state, self._name_rng, self._requeue)
         self.snapshot = Snapshot(())
+        self.node_search = NodeSearch(self.configuration.percentage_of_nodes_to_score)
+        """kube-scheduler's percentageOfNodesToScore and rotating start index."""
         self._frameworks: dict[str, Framework] | None = None
         self._active: list[tuple[int, int, str, str]] = []
         """Heap of (-priority, enqueue sequence, pod key, uid)."""
@@ -671,7 +678,7 @@ class Simulator:
             queued.message = f'no profile has schedulerName "{pod.scheduler_name}"'
             self._unschedulable.add(record.key)
             return
-        result = schedule_one(framework, pod)
+        result = schedule_one(framework, pod, self.node_search, skip_single_node_scoring=True)
         node = result.selected_node
         if node is not None and self.tie_break == "random" and len(result.tied_nodes) > 1:
             node = self._tie_rng.choice(result.tied_nodes)
