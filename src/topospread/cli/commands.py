@@ -15,6 +15,7 @@ from rich.console import Console
 from topospread import KUBERNETES_VERSION, __version__
 from topospread.cli import examples as bundled
 from topospread.cli.render_explain import render_explanation
+from topospread.cli.render_html import render_html, write_html
 from topospread.cli.render_simulate import render_simulation
 from topospread.engine.explain import explain
 from topospread.engine.sim.simulator import simulate
@@ -152,15 +153,28 @@ def examples_command() -> None:
     show_default=True,
     help="Human-readable text or the JSON documented in the README.",
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also write a self-contained HTML report (pictures, skew chart) to FILE.",
+)
 @click.option("--list", "list_only", is_flag=True, help="List the bundled scenarios.")
 @_reports_errors
 def simulate_command(
-    scenario: str | None, seed: int | None, tie_break: str, output: str, list_only: bool
+    scenario: str | None,
+    seed: int | None,
+    tie_break: str,
+    output: str,
+    html_path: Path | None,
+    list_only: bool,
 ) -> None:
     """Run a what-if SCENARIO (a file, or a bundled name; default: the story)."""
     if list_only:
-        if scenario is not None:
-            raise click.UsageError("--list takes no SCENARIO")
+        if scenario is not None or html_path is not None:
+            raise click.UsageError("--list takes no SCENARIO and no --html")
         for found in bundled.all_scenarios():
             click.echo(f"{found.name:32} {found.summary}")
         return
@@ -184,6 +198,12 @@ def simulate_command(
             )
     else:
         result = simulate(parsed, seed, tie_break=tie_break)
+    if html_path is not None:
+        try:
+            write_html(render_html(result, parsed), html_path)
+        except OSError as exc:
+            raise click.FileError(str(html_path), hint=exc.strerror or str(exc)) from exc
+        click.echo(f"wrote {html_path}", err=True)
     if output == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
