@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[cli,test,lint]'
+# Headless chromium for the HTML report's browser test (tests/cli/test_simulate_html.py).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null; then
+      echo "setup: could not install chromium with apt; the browser test cannot run" >&2
+    fi
+  else
+    echo "setup: chromium not installed (needs root and apt-get); the browser test cannot run" >&2
+  fi
+fi
 if [ -f oracle/build.sh ]; then
   if command -v go >/dev/null 2>&1; then
     bash oracle/build.sh
