@@ -28,11 +28,16 @@ __all__ = ["ClusterObjects", "DomainTotals", "NodeInfo", "PodCounter", "Snapshot
 class NodeInfo:
     """A node and the pods assigned to it (``framework.NodeInfo``)."""
 
-    __slots__ = ("_by_namespace", "_requested", "generation", "node", "pods", "snapshot")
+    __slots__ = ("_by_namespace", "_requested", "generation", "name", "node", "pods", "snapshot")
 
     def __init__(self, node: Node, pods: Iterable[Pod] = ()) -> None:
         self.node = node
         """The node object."""
+        # A plain attribute, not a property: it is read per node per plugin in every
+        # cycle. CAVEAT: valid because a NodeInfo's node is only ever replaced by a node
+        # of the same name (Snapshot.update_node looks it up by that name).
+        self.name: str = node.name
+        """The node's name."""
         self.pods: list[Pod] = []
         """Assigned pods in the order they were added."""
         self._by_namespace: dict[str, list[Pod]] = {}
@@ -43,11 +48,6 @@ class NodeInfo:
         """The snapshot this node belongs to; it is told of every pod added or removed."""
         for pod in pods:
             self.add_pod(pod)
-
-    @property
-    def name(self) -> str:
-        """The node's name."""
-        return self.node.name
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
         """The assigned pods of one namespace."""
@@ -247,7 +247,7 @@ class Snapshot:
     def update_node(self, node: Node) -> NodeInfo:
         """Replace a node object (labels, taints, unschedulable) in place, keeping its pods."""
         info = self._by_name[node.name]
-        info.node = node
+        info.node = node  # same name, so info.name stays right
         info.generation += 1
         self._nodes_changed()
         return info

@@ -142,6 +142,7 @@ class Framework:
         self.pre_score_plugins: list[PreScorePlugin] = self._runnable("pre_score")
         self.score_plugins: list[ScorePlugin] = self._runnable("score")
         self.score_weights: dict[str, int] = self._score_weights(plugins)
+        self._filters_for_skip: tuple[frozenset[str], list[FilterPlugin]] | None = None
 
     # -- construction --------------------------------------------------------------
 
@@ -257,14 +258,21 @@ class Framework:
         finally:
             state.skip_filter_plugins = frozenset(skipped)
 
+    def _active_filters(self, skip: frozenset[str]) -> list[FilterPlugin]:
+        # The Filters not skipped this cycle, worked out once per distinct skip set
+        # rather than per node.
+        cached = self._filters_for_skip
+        if cached is not None and cached[0] == skip:
+            return cached[1]
+        active = [p for p in self.filter_plugins if p.name not in skip]
+        self._filters_for_skip = (skip, active)
+        return active
+
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Run the Filters on one node; the first non-success status wins (``RunFilterPlugins``)."""
-        for plugin in self.filter_plugins:
-            if plugin.name in state.skip_filter_plugins:
-                continue
+        for plugin in self._active_filters(state.skip_filter_plugins):
             status = plugin.filter(state, pod, node_info)
-            if not is_success(status):
-                assert status is not None
+            if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected:
                     status = Status(
                         Code.ERROR, (f'running "{plugin.name}" filter plugin: {status.message}',)
@@ -298,12 +306,13 @@ class Framework:
         results = [NodePluginScores(info.name) for info in nodes]
         for plugin in plugins:
             node_scores: list[NodeScore] = []
+            append = node_scores.append
+            score = plugin.score
             for info in nodes:
-                raw, status = plugin.score(state, pod, info)
-                if not is_success(status):
-                    assert status is not None
+                raw, status = score(state, pod, info)
+                if status is not None and status.code is not Code.SUCCESS:
                     return [], as_status(f"running Score plugins: {status.message}")
-                node_scores.append(NodeScore(info.name, raw))
+                append(NodeScore(info.name, raw))
             extensions = plugin.score_extensions()
             if extensions is not None:
                 status = extensions.normalize_score(state, pod, node_scores)
@@ -314,13 +323,15 @@ class Framework:
                         f'plugin "{plugin.name}" failed with: {status.message}'
                     )
             weight = self.score_weights.get(plugin.name, 1)
+            name = plugin.name
             for entry, node_score in zip(results, node_scores, strict=True):
-                if not MIN_NODE_SCORE <= node_score.score <= MAX_NODE_SCORE:
+                value = node_score.score
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
                     return [], as_status(
-                        f'plugin "{plugin.name}" returns an invalid score {node_score.score}, '
+                        f'plugin "{name}" returns an invalid score {value}, '
                         f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
                         "after normalizing"
                     )
-                entry.scores[plugin.name] = node_score.score
-                entry.total_score += node_score.score * weight
+                entry.scores[name] = value
+                entry.total_score += value * weight
         return results, None

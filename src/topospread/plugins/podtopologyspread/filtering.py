@@ -295,10 +295,18 @@ def check_constraint(s: PreFilterState, index: int, pod: Pod, node: Node) -> Ske
 def filter_node(
     s: PreFilterState, pod: Pod, node: Node, missing_label_reason: str, skew_reason: str
 ) -> Status | None:
-    """The Filter verdict: the first failing constraint, in order, decides the code."""
+    """The Filter verdict: the first failing constraint, in order, decides the code.
+
+    The same arithmetic as :func:`check_constraint`, inlined: Filter runs per node.
+    """
+    labels = node.metadata.labels
+    pod_labels = pod.metadata.labels
     for index, constraint in enumerate(s.constraints):
-        if constraint.topology_key not in node.labels:
+        value = labels.get(constraint.topology_key)
+        if value is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (missing_label_reason,))
-        if check_constraint(s, index, pod, node).skew > constraint.max_skew:
+        match_num = s.tp_value_to_match_num[index].get(value, 0)
+        self_match = 1 if constraint.selector.matches(pod_labels) else 0
+        if match_num + self_match - s.min_match_num(index) > constraint.max_skew:
             return Status(Code.UNSCHEDULABLE, (skew_reason,))
     return None
