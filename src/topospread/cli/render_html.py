@@ -458,10 +458,12 @@ def _legend(step: StepResult, colours: _Colours) -> str:
             f'color:{colours.ink(group)}">{colours.letter(group)}</span>'
             f"{_e(group)}{suffix} — {n} pod(s)</li>"
         )
-    keys = [
-        '<li><span class="swatch placed" aria-hidden="true"></span>'
-        "outlined: placed in this step</li>"
-    ]
+    keys = []
+    if step.placements:
+        keys.append(
+            '<li><span class="swatch placed" aria-hidden="true"></span>'
+            "outlined: placed in this step</li>"
+        )
     if step.pending:
         keys.append('<li><span class="swatch pend" aria-hidden="true"></span>pending</li>')
     return '<ul class="legend" aria-label="Legend">' + "".join(items) + "".join(keys) + "</ul>\n"
@@ -496,7 +498,7 @@ def _spread_table(step: StepResult) -> str:
             f'<div class="sub">{_e(c.topology_key)} · {_e(c.selector)}</div></td>'
             f"<td>{_domain_bars(c)}</td>"
             f'<td class="num">{c.global_min}</td><td class="num">{c.skew}</td>'
-            f'<td class="num">{c.max_skew}</td><td>{status}</td></tr>\n'
+            f'<td class="num">{c.max_skew}</td><td class="status">{status}</td></tr>\n'
         )
     out.append("</tbody></table>\n")
     return "".join(out)
@@ -618,12 +620,12 @@ class _Geometry:
 
 
 _NORMAL = _Geometry(
-    pod=16, gap=3, per_row=5, pad=8, label=30, max_rows=6, zone_cols=3, letters=True
+    pod=16, gap=3, per_row=5, pad=8, label=30, max_rows=6, zone_cols=9, letters=True
 )
 _COMPACT = _Geometry(
-    pod=7, gap=2, per_row=8, pad=4, label=0, max_rows=8, zone_cols=8, letters=False
+    pod=7, gap=2, per_row=8, pad=4, label=0, max_rows=8, zone_cols=16, letters=False
 )
-_COMPACT_ABOVE = 60
+_COMPACT_ABOVE = 100
 """Above this many nodes, the picture shrinks: small pods, names only in tooltips."""
 _MAX_WIDTH = 1136
 _ZONE_PAD, _ZONE_HEAD, _ZONE_GAP, _NODE_GAP = 10, 26, 14, 8
@@ -646,15 +648,19 @@ class _ClusterPicture:
         self.anchor = anchor
         self.geometry = _COMPACT if len(step.layout) > _COMPACT_ABOVE else _NORMAL
         self.placed = {e.pod for e in step.placements}
-        self.zones: dict[str, list[_NodeBox]] = {}
-        for node in step.layout:
-            self.zones.setdefault(node.zone, []).append(_NodeBox(node, removed=False))
+        # Nodes removed by this step stay in the picture, greyed, where they were.
+        boxes = {n.name: _NodeBox(n, removed=False) for n in step.layout}
+        before = previous.layout if previous is not None else ()
+        order = list(dict.fromkeys([n.name for n in (*before, *step.layout)]))
         if previous is not None:
-            present = {n.name for n in step.layout}
             for node in previous.layout:
-                if node.name not in present:
+                if node.name not in boxes:
                     gone = NodeLayout(node.name, node.zone, node.unschedulable, node.taints, ())
-                    self.zones.setdefault(node.zone, []).append(_NodeBox(gone, removed=True))
+                    boxes[node.name] = _NodeBox(gone, removed=True)
+        self.zones: dict[str, list[_NodeBox]] = {}
+        for name in order:
+            box = boxes[name]
+            self.zones.setdefault(box.node.zone, []).append(box)
 
     def svg(self) -> str:
         g = self.geometry
@@ -679,6 +685,7 @@ class _ClusterPicture:
             x += w + _ZONE_GAP
             row_h = max(row_h, h)
         height = y + row_h
+        compact = " compact" if g is _COMPACT else ""
         nodes = len(self.step.layout)
         pods = sum(len(n.pods) for n in self.step.layout)
         title = (
@@ -693,7 +700,7 @@ class _ClusterPicture:
             for zone, boxes in self.zones.items()
         )
         return (
-            f'<figure class="picture"><svg class="cluster" role="img" '
+            f'<figure class="picture"><svg class="cluster{compact}" role="img" '
             f'viewBox="-2 -2 {width + 4} {height + 4}" width="{width + 4}" '
             f'aria-labelledby="{self.anchor}-svg-t {self.anchor}-svg-d">'
             f'<title id="{self.anchor}-svg-t">{_e(title)}</title>'
@@ -707,11 +714,17 @@ class _ClusterPicture:
         words = _node_states(box)
         return f" ({', '.join(words)})" if words else ""
 
+    def _columns_to_fit(self) -> int:
+        """Node columns per zone that put every zone side by side (at least 1)."""
+        g, zones = self.geometry, max(len(self.zones), 1)
+        per_zone = (_MAX_WIDTH - (zones - 1) * _ZONE_GAP) / zones - 2 * _ZONE_PAD + _NODE_GAP
+        return max(1, int(per_zone // (g.node_w + _NODE_GAP)))
+
     def _zone(
         self, zone: str, boxes: Sequence[_NodeBox], node_h: int, rows: int
     ) -> tuple[int, int, str]:
         g = self.geometry
-        cols = min(len(boxes), g.zone_cols)
+        cols = min(len(boxes), g.zone_cols, self._columns_to_fit())
         grid_rows = math.ceil(len(boxes) / cols)
         width = 2 * _ZONE_PAD + cols * g.node_w + (cols - 1) * _NODE_GAP
         height = _ZONE_HEAD + _ZONE_PAD + grid_rows * node_h + (grid_rows - 1) * _NODE_GAP
@@ -899,7 +912,8 @@ figure { margin: 0; }
 .tick, .axis { font-size: 11px; fill: var(--muted); }
 .grid { stroke: #e3e7eb; stroke-width: 1; }
 .threshold { fill: none; stroke: var(--bad); stroke-width: 2; stroke-dasharray: 6 4; }
-.threshold-label { font-size: 11px; fill: var(--bad); font-weight: 600; }
+.threshold-label { font-size: 11px; fill: var(--bad); font-weight: 600; paint-order: stroke;
+  stroke: #f6f8fa; stroke-width: 4px; stroke-linejoin: round; }
 .skew-line { fill: none; stroke: #0072B2; stroke-width: 2.5; }
 .point { fill: #0072B2; stroke: #fff; stroke-width: 1.5; }
 .point.over { fill: var(--bad); }
@@ -927,6 +941,7 @@ figure { margin: 0; }
 .node.removed .cross { stroke: #8c959f; }
 .pod text { font-size: 11px; font-weight: 700; pointer-events: none; }
 .pod.placed rect { stroke: #1b1f24; stroke-width: 2; }
+.compact .pod.placed rect { stroke-width: 1; }
 .more { font-size: 11px; fill: var(--muted); }
 .pending-box { fill: #fff; stroke: var(--warn); stroke-width: 1.5; stroke-dasharray: 6 4; }
 .pod.pending circle { fill: #fff; stroke-width: 2.5; stroke-dasharray: 3 2; }
@@ -942,6 +957,7 @@ figure { margin: 0; }
 table { border-collapse: collapse; margin: 4px 0 8px; font-size: 14px; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: var(--panel); }
+td.status { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .sub { color: var(--muted); font-size: 12px; }
 .ok { color: var(--ok); font-weight: 600; } .bad { color: var(--bad); font-weight: 600; }
