@@ -393,7 +393,11 @@ def test_chromium_renders_the_report_without_console_errors(
         path.as_uri(),
     )
     dump = _browser(
-        tmp_path / "profile-dom", "--enable-logging=stderr", "--v=0", "--dump-dom", path.as_uri()
+        tmp_path / "profile-dom",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--dump-dom",
+        path.as_uri() + "#step-2",
     )
     dom, err = _finish(dump)
     _finish(screenshot)
@@ -413,6 +417,8 @@ def test_chromium_renders_the_report_without_console_errors(
     pager = [a for a in page.find("div") if a.get("id") == "pager"]
     assert pager
     assert "hidden" not in pager[0]
+    # The script read the address's step and labelled the pager with it.
+    assert "3 / 5: Step 2: roll out a new image" in words
 
     width, height, pixels = _png_pixels(shot)
     assert (width, height) == (1280, 2000)
@@ -424,3 +430,15 @@ def test_pager_counts_every_step(story: tuple[Path, str]) -> None:
     # The script pages through section.step; the report has one per step (initial included).
     counts = Counter(re.findall(r'<section class="step" id="(step-[a-z0-9]+)"', story[1]))
     assert list(counts) == ["step-initial", "step-1", "step-2", "step-3", "step-4"]
+
+
+def test_without_chromium_the_browser_tests_skip_or_fail(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(globals(), "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("TOPOSPREAD_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="not installed"):
+        _chromium()
+    monkeypatch.setenv("TOPOSPREAD_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="TOPOSPREAD_REQUIRE_BROWSER is set"):
+        _chromium()
