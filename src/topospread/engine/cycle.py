@@ -24,6 +24,7 @@ from topospread.model.objects import Pod
 __all__ = [
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
     "MIN_FEASIBLE_NODES_TO_FIND",
+    "NO_NODES_AVAILABLE",
     "NO_NODE_AVAILABLE",
     "CycleResult",
     "NodeSearch",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+"""``ErrNoNodesAvailable``: the message when the cluster has no node at all."""
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 """``minFeasibleNodesToFind``: below this many nodes every node is searched."""
@@ -130,6 +133,11 @@ def schedule_one(
     kube-scheduler does and ``search.next_start_node_index`` is advanced.
     ``skip_single_node_scoring`` selects a lone feasible node without scoring it.
     """
+    if not framework.handle.snapshot.node_infos:
+        # schedulePod returns ErrNoNodesAvailable before any plugin runs.
+        return CycleResult(
+            CycleState(), PreFilterOutcome(None, None), {}, [], message=NO_NODES_AVAILABLE
+        )
     if search is not None:
         return _schedule_sampled(framework, pod, search, skip_single_node_scoring)
     state = CycleState()
@@ -183,6 +191,12 @@ def _score(
     if skip_single_node_scoring and len(feasible) == 1:
         result.selected_node = feasible[0].name
         result.tied_nodes = (feasible[0].name,)
+        return result
+    if not framework.plugins_at("score"):
+        # prioritizeNodes: without score plugins (and extenders) every node scores 1.
+        result.totals = {info.name: 1 for info in feasible}
+        result.tied_nodes = tuple(info.name for info in feasible)
+        result.selected_node = result.tied_nodes[0]
         return result
     status = framework.run_pre_score_plugins(state, pod, feasible)
     if status is not None:
