@@ -5,4 +5,7 @@ cd "$(dirname "$0")/.."
 ruff check src tests
 mypy
 lint-imports
+if command -v go >/dev/null 2>&1; then
+  (cd oracle && go vet ./... && go test ./...)
+fi
 python3 -m pytest "$@"
