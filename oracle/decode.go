@@ -45,6 +45,7 @@ type Cluster struct {
 	RCs          []*v1.ReplicationController
 	ReplicaSets  []*appsv1.ReplicaSet
 	StatefulSets []*appsv1.StatefulSet
+	Namespaces   []*v1.Namespace // their labels feed inter-pod affinity namespaceSelectors
 }
 
 // wantedKinds are the kinds we decode, with the only group/version accepted
@@ -56,6 +57,7 @@ var wantedKinds = map[string]string{
 	"ReplicationController": "v1",
 	"ReplicaSet":            "apps/v1",
 	"StatefulSet":           "apps/v1",
+	"Namespace":             "v1",
 }
 
 var deserializer = legacyscheme.Codecs.UniversalDeserializer()
@@ -247,6 +249,17 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 					return nil, &inputError{source: in.source, err: err}
 				}
 				c.StatefulSets = append(c.StatefulSets, o)
+			case *v1.Namespace:
+				// Cluster-scoped: one per name. Defaulting labelled it with its name.
+				if o.Name == "" {
+					return nil, &inputError{source: in.source, err: errors.New("Namespace without metadata.name")}
+				}
+				key := "Namespace " + o.Name
+				if prev, dup := workloadKeys[key]; dup {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("duplicate %s (first in %s)", key, prev)}
+				}
+				workloadKeys[key] = in.source
+				c.Namespaces = append(c.Namespaces, o)
 			}
 		}
 	}

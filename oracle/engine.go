@@ -223,6 +223,10 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 	for _, o := range cluster.StatefulSets {
 		objs = append(objs, o)
 	}
+	// InterPodAffinity resolves namespaceSelectors through the Namespace lister.
+	for _, o := range cluster.Namespaces {
+		objs = append(objs, o)
+	}
 	client := fake.NewClientset(objs...)
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
 	cleanups = append(cleanups, informerFactory.Shutdown)

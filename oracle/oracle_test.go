@@ -398,3 +398,39 @@ func TestRawAPILists(t *testing.T) {
 		"b": {"Success", "", "", true},
 	}, []string{"a", "b"})
 }
+
+func TestNamespaceSelectorSeesNamespaces(t *testing.T) {
+	// The Namespace objects reach InterPodAffinity's namespace lister: the
+	// selector team=x picks namespace "shop", whose web pod is on node1.
+	r := explainJSON(t, "--cluster", "testdata/namespace-selector-cluster.yaml",
+		"--pod", "testdata/namespace-selector-pod.yaml")
+	checkNodes(t, r, map[string]wantNode{
+		"node1": {"Success", "", "", true},
+		"node2": {"UnschedulableAndUnresolvable", "InterPodAffinity", "node(s) didn't match pod affinity rules", false},
+	}, []string{"node1", "node2"})
+
+	// Defaulting labels every namespace with kubernetes.io/metadata.name.
+	cluster := yamlFileToJSON(t, "testdata/namespace-selector-cluster.yaml")
+	pod := strings.Replace(string(yamlFileToJSON(t, "testdata/namespace-selector-pod.yaml")),
+		`"team":"x"`, `"kubernetes.io/metadata.name":"shop"`, 1)
+	line, _ := json.Marshal(map[string]any{"id": "ns", "cluster": []json.RawMessage{cluster}, "pod": json.RawMessage(pod)})
+	code, out, errOut := runCLI(t, string(line)+"\n", "batch")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d stderr %q", code, errOut)
+	}
+	var resp struct{ Result *Result }
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || resp.Result == nil {
+		t.Fatalf("bad answer %q: %v", out, err)
+	}
+	if resp.Result.SelectedNode == nil || *resp.Result.SelectedNode != "node1" || resp.Result.Nodes[1].Filter.Code == "Success" {
+		t.Errorf("metadata.name selector: selected %v, node2 %+v", resp.Result.SelectedNode, resp.Result.Nodes[1].Filter)
+	}
+
+	// One Namespace per name.
+	dup := `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}]}`
+	line, _ = json.Marshal(map[string]any{"id": "dup", "cluster": []json.RawMessage{json.RawMessage(dup)}, "pod": json.RawMessage(pod)})
+	_, out, _ = runCLI(t, string(line)+"\n", "batch")
+	if !strings.Contains(out, "duplicate Namespace a") {
+		t.Errorf("duplicate namespaces: %s", out)
+	}
+}
