@@ -188,6 +188,7 @@ func (e *profileError) Error() string { return e.err.Error() }
 type schedulerHarness struct {
 	fw       framework.Framework
 	snapshot *internalcache.Snapshot
+	cache    internalcache.Cache // the cache behind snapshot (bench assumes pods into it)
 }
 
 // startScheduler sets up what kube-scheduler's scheduler.New sets up for one
@@ -296,7 +297,7 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 			return fail(fmt.Errorf("informer for %v did not sync", typ))
 		}
 	}
-	return &schedulerHarness{fw: fw, snapshot: snapshot}, stop, nil
+	return &schedulerHarness{fw: fw, snapshot: snapshot, cache: schedCache}, stop, nil
 }
 
 func strPtr(s string) *string { return &s }
