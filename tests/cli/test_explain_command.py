@@ -72,10 +72,13 @@ def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -
     }
     assert document["nodes"][2]["filter"] == {"code": "Success", "plugin": None, "reasons": []}
     # NodeResourcesFit 96 × 1 + TaintToleration 100 × 3 on node3; node4 has one pod less.
+    # DynamicResources and VolumeBinding score 0 without claims or volumes, as upstream.
     assert document["nodes"][2]["scores"] == {
         "TaintToleration": 100,
         "NodeResourcesFit": 96,
         "ImageLocality": 0,
+        "DynamicResources": 0,
+        "VolumeBinding": 0,
     }
     assert document["nodes"][2]["totalScore"] == 396
     assert document["nodes"][3]["totalScore"] == 397
@@ -112,6 +115,8 @@ def test_scores_are_reported_for_feasible_nodes_only_and_weighted_in_the_total()
         "NodeResourcesFit": 97,
         "PodTopologySpread": 100,
         "ImageLocality": 0,
+        "DynamicResources": 0,
+        "VolumeBinding": 0,
     }
     assert nodes["node-b2"]["totalScore"] == 100 * 3 + 97 + 100 * 2
 

@@ -224,11 +224,14 @@ def explain(
     ):
         for info in cycle.feasible:
             raw_spread[info.name] = spread.score(state, pod, info)[0]
+    idle = _idle_scores(framework, features)
     nodes = tuple(
         NodeResult(
             name=info.name,
             filter=FilterVerdict.of(cycle.statuses.get(info.name)),
-            scores=cycle.scores.get(info.name, {}),
+            scores=(
+                {**cycle.scores[info.name], **idle} if info.name in cycle.scores else {}
+            ),
             total_score=cycle.totals.get(info.name),
             raw_scores=(
                 {names.POD_TOPOLOGY_SPREAD: raw_spread[info.name]}
@@ -254,6 +257,19 @@ def explain(
         unimplemented={k: tuple(v) for k, v in framework.unimplemented.items()},
         notes=cluster.notes,
     )
+
+
+def _idle_scores(framework: Framework, features: Features) -> dict[str, int]:
+    """The unimplemented score plugins that upstream runs and that score 0 on every node for
+    the pods explain accepts (no volumes, no resource claims): DynamicResources has no
+    PreScore and its Score returns 0 without claims (NormalizeScore keeps all-0 at 0);
+    VolumeBinding's PreScore does not skip under StorageCapacityScoring and its Score
+    returns 0 on nodes without pod volumes."""
+    idle = {
+        names.DYNAMIC_RESOURCES: True,
+        names.VOLUME_BINDING: features.enable_storage_capacity_scoring,
+    }
+    return {name: 0 for name in framework.unimplemented.get("score", ()) if idle.get(name)}
 
 
 def _spread_source(pod: Pod, framework: Framework) -> str:

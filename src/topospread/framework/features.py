@@ -23,3 +23,6 @@ class Features:
     """Alpha since 1.35, off by default: tolerations with Gt/Lt operators."""
     enable_pod_level_resources: bool = True
     """Pod-level ``spec.resources`` count towards requests."""
+    enable_storage_capacity_scoring: bool = True
+    """Beta, on by default since 1.37: VolumeBinding scores nodes (its PreScore no longer
+    skips), so it reports a score — 0 for a pod without volumes — on every feasible node."""
