@@ -6,7 +6,9 @@ feasible node is scored. With a :class:`NodeSearch` (the simulator) the search s
 kube-scheduler's does — ``numFeasibleNodesToFind`` feasible nodes, starting at the
 rotating ``nextStartNodeIndex`` — as a scheduler with parallelism 1 would run it; and
 ``skip_single_node_scoring`` takes a lone feasible node without scoring. Ties for the
-best total go to the first node in snapshot order; kube-scheduler picks at random.
+best total go to the first node in snapshot order (with a :class:`NodeSearch` and
+``visit_order_ties``: the first in the order the search visited the nodes, as the Go
+oracle's ``bench`` does); kube-scheduler picks at random.
 """
 
 from __future__ import annotations
@@ -126,12 +128,16 @@ def schedule_one(
     search: NodeSearch | None = None,
     *,
     skip_single_node_scoring: bool = False,
+    visit_order_ties: bool = False,
 ) -> CycleResult:
     """Run one cycle of ``pod`` against the framework's snapshot.
 
     ``search`` None evaluates every node; otherwise the search is cut off and rotated as
     kube-scheduler does and ``search.next_start_node_index`` is advanced.
     ``skip_single_node_scoring`` selects a lone feasible node without scoring it.
+    ``visit_order_ties`` (with ``search``) keeps the feasible nodes in the order the
+    search visited them — upstream's feasible list at parallelism 1 — so that a tie goes
+    to the first node visited rather than the first in snapshot order.
     """
     if not framework.handle.snapshot.node_infos:
         # schedulePod returns ErrNoNodesAvailable before any plugin runs.
@@ -139,7 +145,9 @@ def schedule_one(
             CycleState(), PreFilterOutcome(None, None), {}, [], message=NO_NODES_AVAILABLE
         )
     if search is not None:
-        return _schedule_sampled(framework, pod, search, skip_single_node_scoring)
+        return _schedule_sampled(
+            framework, pod, search, skip_single_node_scoring, visit_order_ties
+        )
     state = CycleState()
     node_infos = framework.handle.snapshot.node_infos
     total = len(node_infos)
@@ -216,7 +224,11 @@ def _score(
 
 
 def _schedule_sampled(
-    framework: Framework, pod: Pod, search: NodeSearch, skip_single_node_scoring: bool
+    framework: Framework,
+    pod: Pod,
+    search: NodeSearch,
+    skip_single_node_scoring: bool,
+    visit_order_ties: bool = False,
 ) -> CycleResult:
     # findNodesThatFitPod + findNodesThatPassFilters with parallelism 1. Nodes are
     # visited from nextStartNodeIndex; after K feasible nodes the scan goes on, recording
@@ -288,7 +300,8 @@ def _schedule_sampled(
                 explicit[info.name] = status
     if total:
         search.next_start_node_index = (start + len(feasible_at) + len(explicit)) % total
-    feasible_at.sort(key=lambda pair: pair[0])
+    if not visit_order_ties:
+        feasible_at.sort(key=lambda pair: pair[0])
     feasible = [info for _, info in feasible_at]
     for info in feasible:
         statuses[info.name] = None

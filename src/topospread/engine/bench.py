@@ -1,0 +1,100 @@
+"""A sequential scheduling loop: kube-scheduler's cycle for each pod in turn, nothing else.
+
+What ``benchmarks/run.py`` times against the Go oracle's ``bench`` mode, which runs
+upstream's own cycle the same way. For each pod, in order: one :func:`schedule_one` with
+the scheduler-wide :class:`NodeSearch` (``percentageOfNodesToScore``, rotating start
+index, parallelism 1) and the lone-node shortcut; ties for the best score go to the
+first node the search visited (``visit_order_ties``); then the pod is *assumed* on the
+chosen node — added to the one long-lived :class:`Snapshot`, as kube-scheduler's cache
+assumes it before binding. No queue, no retries: a pod no node fits is recorded with its
+FailedScheduling message and the loop moves on. No API server, no binding, no controllers
+(the simulator adds those; this loop keeps only its scheduling machinery).
+
+Snapshot order is input order; kube-scheduler's cache lists nodes zone by zone in turn
+(its node tree), so inputs meant to be compared with upstream list them that way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from topospread.engine.cluster import Cluster
+from topospread.engine.cycle import NodeSearch, schedule_one
+from topospread.framework.config.types import SchedulerConfiguration
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.runtime import Framework, PluginFactory
+from topospread.model.objects import Pod
+from topospread.plugins.registry import in_tree_registry
+
+__all__ = ["Placement", "SequentialRun", "schedule_sequentially"]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where one pod went: ``node`` None when no node fitted (``message`` says why)."""
+
+    pod: str
+    node: str | None
+    message: str = ""
+
+    def line(self) -> str:
+        """``namespace/name<TAB>node<TAB>message`` (node ``-`` when unscheduled), the
+        format of the Go oracle's ``bench --placements``."""
+        message = " ".join(self.message.split())
+        return f"{self.pod}\t{self.node or '-'}\t{message}"
+
+
+@dataclass(frozen=True, slots=True)
+class SequentialRun:
+    """Every placement, in pod order, and the wall time of the loop alone."""
+
+    placements: tuple[Placement, ...]
+    seconds: float
+
+    @property
+    def scheduled(self) -> int:
+        """How many pods got a node."""
+        return sum(1 for p in self.placements if p.node is not None)
+
+
+def schedule_sequentially(
+    cluster: Cluster,
+    pods: Sequence[Pod],
+    configuration: SchedulerConfiguration,
+    *,
+    registry: Mapping[str, PluginFactory] | None = None,
+    features: Features = Features(),
+    clock: Callable[[], float] = time.perf_counter,
+) -> SequentialRun:
+    """Schedule ``pods`` one after the other on ``cluster`` (setup is not timed)."""
+    snapshot = cluster.snapshot()
+    handle = Handle(snapshot, cluster.objects, configuration.parallelism)
+    plugins = registry if registry is not None else in_tree_registry()
+    frameworks = {
+        profile.scheduler_name: Framework(profile, plugins, handle, features)
+        for profile in configuration.profiles
+    }
+    search = NodeSearch(configuration.percentage_of_nodes_to_score)
+    placements: list[Placement] = []
+    start = clock()
+    for pod in pods:
+        framework = frameworks.get(pod.scheduler_name)
+        if framework is None:
+            message = f'no profile has schedulerName "{pod.scheduler_name}"'
+            placements.append(Placement(pod.key, None, message))
+            continue
+        result = schedule_one(
+            framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True
+        )
+        node = result.selected_node
+        if node is None:
+            placements.append(Placement(pod.key, None, result.message or "no node selected"))
+            continue
+        info = snapshot.get(node)
+        assert info is not None
+        info.add_pod(replace(pod, node_name=node))
+        placements.append(Placement(pod.key, node))
+    return SequentialRun(tuple(placements), clock() - start)
