@@ -20,6 +20,16 @@ make the PodTopologySpread arithmetic interesting:
 * the configuration is the comparison profile with System or List defaulting (custom
   ``defaultConstraints``) and a varying PodTopologySpread score weight.
 
+:func:`full_scenarios` draws the same kind of clusters for the whole default profile
+(every plugin topospread implements): cpu, memory, ephemeral-storage and an extended
+resource (requests, limits-only, sidecars, init containers, pod-level requests,
+overhead), host ports, images against ``status.images``, PreferNoSchedule taints,
+preferred node affinity, inter-pod affinity and anti-affinity on the incoming and on
+assigned pods, labelled Namespace objects for ``namespaceSelector``; the configuration is
+the real default profile, the default profile with NodeResourcesFit scoring strategies,
+``addedAffinity``, InterPodAffinity args, BalancedAllocation resources, default spread
+constraints and score weights varied, or the comparison profile.
+
 The strategies only *construct*; run the scenario with :func:`run_python` or hand
 :meth:`Scenario.request` to the Go oracle.
 """
@@ -44,6 +54,7 @@ from topospread.errors import ConfigError
 from topospread.framework.config.decode import decode_configuration
 from topospread.model.decode import decode_documents
 from topospread.model.objects import (
+    Namespace,
     Node,
     Pod,
     ReplicaSet,
@@ -60,8 +71,13 @@ __all__ = [
     "ZONE",
     "Scenario",
     "configurations",
+    "differ_only_in_preemption",
+    "draw_full_scenario",
+    "draw_full_scenarios",
     "draw_scenario",
     "draw_scenarios",
+    "full_configurations",
+    "full_scenarios",
     "incoming_pods",
     "nodes",
     "python_result",
@@ -239,6 +255,28 @@ COMPARED_FIELDS = ("pod", "nodes", "selectedNode", "tiedNodes", "message")
 def upstream_result(result: Obj) -> Obj:
     """The compared fields of an oracle result."""
     return {key: result.get(key) for key in COMPARED_FIELDS}
+
+
+def fit_error_part(message: str | None) -> str | None:
+    """A FailedScheduling message without what PostFilter (preemption) appended to it:
+    ``FitError.Error()`` is ``0/N nodes are available: <reasons>.`` then, after a space,
+    the PostFilter message."""
+    if message is None:
+        return None
+    start = message.find(" nodes are available: ")
+    end = message.find(". ", start) if start >= 0 else -1
+    return message if end < 0 else message[: end + 1]
+
+
+def differ_only_in_preemption(python: Obj, upstream: Obj) -> bool:
+    """Whether the results disagree, but only in the preemption text of the message."""
+    if python == upstream:
+        return False
+    strip = {"message": fit_error_part(python.get("message"))}
+    return {**python, **strip} == {
+        **upstream,
+        "message": fit_error_part(upstream.get("message")),
+    }
 
 
 def differences(python: Obj, upstream: Obj) -> list[str]:
@@ -867,7 +905,7 @@ def _valid(obj: Obj) -> bool:
     (decoded,) = decode_documents([copy.deepcopy(obj)]).objects
     if isinstance(decoded, Node):
         return not validate_node(decoded)
-    if isinstance(decoded, Service | ReplicationController | ReplicaSet | StatefulSet):
+    if isinstance(decoded, Service | ReplicationController | ReplicaSet | StatefulSet | Namespace):
         return not validate_object(decoded)
     assert isinstance(decoded, Pod)
     return not validate_pod(decoded, create=False)
@@ -903,6 +941,577 @@ def scenarios(draw: st.DrawFn, max_nodes: int = 12, max_pods: int = 40) -> Scena
     return Scenario(cluster, pod, config, tuple(tags))
 
 
+# -- full-profile scenarios --------------------------------------------------------------------
+#
+# The same clusters, filled with what every default-profile plugin topospread implements
+# reads: cpu, memory, ephemeral-storage and an extended resource (requests, limits-only,
+# sidecars, init containers, pod-level requests, overhead), host ports, container images
+# against nodes' ``status.images``, PreferNoSchedule taints, preferred node affinity,
+# inter-pod affinity and anti-affinity (required and preferred) on the incoming pod and on
+# assigned pods, across namespaces with labelled Namespace objects; and configurations
+# from the real default profile (no configuration at all) to its plugin arguments varied.
+
+GPU = "example.com/gpu"
+EPHEMERAL = "ephemeral-storage"
+FULL_NAMESPACES = ("default", "ns1", "ns2")
+NAMESPACE_LABELS: dict[str, tuple[str, ...]] = {"team": ("x", "y"), "env": ("prod",)}
+IMAGES = (
+    "nginx:1.25",
+    "nginx",
+    "registry.k8s.io/pause:3.10",
+    "busybox:1.36",
+    "example.com/ml/trainer:v2",
+    "docker.io/library/redis:7",
+)
+NODE_IMAGE_NAMES = (
+    ("docker.io/library/nginx:1.25", "nginx:1.25"),
+    ("nginx:1.25",),
+    ("nginx:latest",),
+    ("docker.io/library/nginx:latest",),
+    ("registry.k8s.io/pause:3.10",),
+    ("busybox:1.36",),
+    ("example.com/ml/trainer:v2",),
+    ("docker.io/library/redis:7", "redis:7"),
+)
+_MB = 1024 * 1024
+IMAGE_SIZES = (5 * _MB, 30 * _MB, 250 * _MB, 900 * _MB, 2000 * _MB)
+HOST_PORTS = (8080, 8081, 9090)
+HOST_IPS = ("", "", "127.0.0.1", "0.0.0.0", "10.0.0.1")
+# Increasing amounts, so that "limits ≥ requests" is an index comparison; with their value
+# in millicores / bytes for pod-level requests.
+_STEPS: dict[str, tuple[tuple[str, int], ...]] = {
+    "cpu": (("100m", 100), ("250m", 250), ("500m", 500), ("1", 1000), ("2", 2000)),
+    "memory": (("64Mi", 64 * _MB), ("256Mi", 256 * _MB), ("1Gi", 1024 * _MB), ("3Gi", 3072 * _MB)),
+    EPHEMERAL: (("512Mi", 512 * _MB), ("2Gi", 2048 * _MB), ("10Gi", 10240 * _MB)),
+    GPU: (("1", 1), ("2", 2)),
+}
+_RESOURCE_MODES: dict[str, tuple[str, ...]] = {
+    "cpu": ("none", "none", "requests", "requests", "requests", "limits", "both"),
+    "memory": ("none", "none", "none", "requests", "requests", "limits", "both"),
+    EPHEMERAL: ("none",) * 8 + ("requests", "limits", "both"),
+    # Extended resources cannot be overcommitted: limits are required, requests equal.
+    GPU: ("none",) * 16 + ("limits", "equal"),
+}
+
+
+def _resource_options(name: str) -> tuple[tuple[str | None, str | None], ...]:
+    """(request, limit) choices for one resource, weighted by repetition: smaller amounts
+    more often (the smaller of two uniform indexes), limits never below requests."""
+    steps = [value for value, _ in _STEPS[name]]
+    n = len(steps)
+    options: list[tuple[str | None, str | None]] = []
+    for mode in _RESOURCE_MODES[name]:
+        if mode == "none":
+            options += [(None, None)] * n * n
+            continue
+        for low in range(n):
+            weight = 2 * (n - low) - 1  # P(min of two uniform draws = low) × n²
+            if mode == "requests":
+                options += [(steps[low], None)] * weight
+            elif mode == "limits":
+                options += [(None, steps[low])] * weight
+            elif mode == "equal":
+                options += [(steps[low], steps[low])] * weight
+            else:
+                for high in range(low, n):
+                    options += [(steps[low], steps[high])] * weight
+    return tuple(options)
+
+
+_RESOURCE_OPTIONS = {name: st.sampled_from(_resource_options(name)) for name in _STEPS}
+
+
+@functools.cache
+@st.composite
+def _full_resources(draw: st.DrawFn) -> Obj:
+    """A container's resources; limits never below requests (one draw per resource)."""
+    requests: Obj = {}
+    limits: Obj = {}
+    for name, options in _RESOURCE_OPTIONS.items():
+        request, limit = draw(options)
+        if request is not None:
+            requests[name] = request
+        if limit is not None:
+            limits[name] = limit
+    resources: Obj = {}
+    if requests:
+        resources["requests"] = requests
+    if limits:
+        resources["limits"] = limits
+    return resources
+
+
+def _amount(resources: Obj, name: str) -> int:
+    """A container's request of cpu (millicores) or memory (bytes) after defaulting."""
+    value = resources.get("requests", {}).get(name) or resources.get("limits", {}).get(name)
+    return dict(_STEPS[name])[value] if value else 0
+
+
+@functools.cache
+@st.composite
+def _full_container(draw: st.DrawFn) -> Obj:
+    """A container without a name: image, resources, maybe ports (host ports may repeat
+    within the pod here; :func:`full_pod_spec` drops the repeats, as validation requires)."""
+    container: Obj = {"name": "", "image": draw(_sample(IMAGES))}
+    resources = draw(_full_resources())
+    if resources:
+        container["resources"] = resources
+    ports = []
+    for index in range(draw(_sample((0, 0, 0, 0, 0, 1, 1, 2)))):
+        port: Obj = {"containerPort": 80 + index}
+        if draw(_BOOLS):
+            port["hostPort"] = draw(_sample(HOST_PORTS))
+            protocol = draw(_sample(("TCP", "TCP", "UDP", "SCTP")))
+            if protocol != "TCP" or draw(_BOOLS):
+                port["protocol"] = protocol
+            host_ip = draw(_sample(HOST_IPS))
+            if host_ip:
+                port["hostIP"] = host_ip
+        ports.append(port)
+    if ports:
+        container["ports"] = ports
+    return container
+
+
+def _named(container: Obj, name: str, used_ports: set[tuple[str, str, int]]) -> Obj:
+    """A fresh copy of ``container`` named ``name``, without host ports already used."""
+    container = copy.deepcopy(container)
+    container["name"] = name
+    ports = []
+    for port in container.get("ports", []):
+        if "hostPort" in port:
+            key = (port.get("protocol", "TCP"), port.get("hostIP", ""), port["hostPort"])
+            if key in used_ports:  # the API server rejects a host port twice in a pod
+                continue
+            used_ports.add(key)
+        ports.append(port)
+    if ports:
+        container["ports"] = ports
+    else:
+        container.pop("ports", None)
+    return container
+
+
+@functools.cache
+@st.composite
+def full_pod_spec(draw: st.DrawFn) -> Obj:
+    """Containers, init containers and sidecars, pod-level requests, overhead, priority."""
+    used_ports: set[tuple[str, str, int]] = set()
+    spec: Obj = {
+        "containers": [
+            _named(draw(_full_container()), f"c{index}", used_ports)
+            for index in range(draw(_sample((1, 1, 1, 2, 2, 3))))
+        ]
+    }
+    inits = []
+    for index in range(draw(_sample((0, 0, 0, 0, 1, 1, 2)))):
+        init = _named(draw(_full_container()), f"init{index}", used_ports)
+        if draw(_BOOLS):
+            init["restartPolicy"] = "Always"  # a sidecar
+        inits.append(init)
+    if inits:
+        spec["initContainers"] = inits
+    if draw(_ints(0, 7)) == 0:
+        # Pod-level requests (cpu and memory only), at least the sum of every container's
+        # (so at least any aggregate the API server checks them against).
+        everything = spec["containers"] + inits
+        requests: Obj = {}
+        for name in ("cpu", "memory"):
+            total = sum(_amount(c.get("resources", {}), name) for c in everything)
+            extra = draw(_sample((0, 0, 1, 4))) * (100 if name == "cpu" else 64 * _MB)
+            requests[name] = f"{max(total + extra, 1)}m" if name == "cpu" else str(total + extra)
+        spec["resources"] = {"requests": requests}
+    if draw(_ints(0, 9)) == 0:
+        spec["runtimeClassName"] = "kata"
+        spec["overhead"] = {"cpu": draw(_sample(("50m", "250m"))), "memory": "64Mi"}
+    priority = draw(_sample((None, None, 0, 100, 1000)))
+    if priority is not None:
+        spec["priority"] = priority
+    return spec
+
+
+_NAMESPACE_SELECTORS: st.SearchStrategy[Obj | None] = st.sampled_from(
+    (
+        None,
+        None,
+        None,
+        {},
+        {"matchLabels": {"team": "x"}},
+        {"matchLabels": {"team": "y"}},
+        {"matchExpressions": [{"key": "team", "operator": "Exists"}]},
+        {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]},
+        {"matchLabels": {"kubernetes.io/metadata.name": "ns1"}},
+    )
+).map(copy.deepcopy)
+
+
+@functools.cache
+@st.composite
+def pod_affinity_term(draw: st.DrawFn, incoming: bool) -> Obj:
+    """An inter-pod (anti-)affinity term: selectors, namespaces, namespaceSelector, and on
+    the incoming pod matchLabelKeys / mismatchLabelKeys (see :func:`merge_affinity_label_keys`)."""
+    term: Obj = {"topologyKey": draw(_sample((HOSTNAME, HOSTNAME, ZONE, ZONE, REGION, RACK)))}
+    shape = draw(_sample(("app", "app", "random", "random", "empty", "nil")))
+    if shape == "app":
+        term["labelSelector"] = {"matchLabels": {"app": draw(_sample(POD_LABELS["app"]))}}
+    elif shape == "random":
+        term["labelSelector"] = draw(label_selector_dict())
+    elif shape == "empty":
+        term["labelSelector"] = {}
+    namespaces = draw(_sample(((), (), (), ("default",), ("ns1",), ("ns1", "ns2"))))
+    if namespaces:
+        term["namespaces"] = list(namespaces)
+    namespace_selector = draw(_NAMESPACE_SELECTORS)
+    if namespace_selector is not None:
+        term["namespaceSelector"] = namespace_selector
+    if incoming and "labelSelector" in term and draw(_ints(0, 3)) == 0:
+        selector = term["labelSelector"]
+        used = set(selector.get("matchLabels", {})) | {
+            e["key"] for e in selector.get("matchExpressions", [])
+        }
+        free = [k for k in POD_LABELS if k not in used]
+        keys = draw(st.lists(_sample(tuple(free)), max_size=2, unique=True)) if free else []
+        split = draw(_ints(0, len(keys)))
+        if keys[:split]:
+            term["matchLabelKeys"] = keys[:split]
+        if keys[split:]:
+            term["mismatchLabelKeys"] = keys[split:]
+    return term
+
+
+@functools.cache
+@st.composite
+def pod_affinity(draw: st.DrawFn, incoming: bool) -> Obj:
+    """``podAffinity`` and/or ``podAntiAffinity``, required and preferred terms (maybe none)."""
+    affinity: Obj = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if draw(_ints(0, 2)) > 0:
+            continue
+        block: Obj = {}
+        if draw(_BOOLS):
+            block["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                draw(pod_affinity_term(incoming)) for _ in range(draw(_ints(1, 2)))
+            ]
+        if draw(_BOOLS) or not block:
+            block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {
+                    "weight": draw(_sample((1, 10, 50, 100))),
+                    "podAffinityTerm": draw(pod_affinity_term(incoming)),
+                }
+                for _ in range(draw(_ints(1, 2)))
+            ]
+        affinity[kind] = block
+    return affinity
+
+
+def merge_affinity_label_keys(pod: Obj) -> None:
+    """What the API server stores on create (MatchLabelKeysInPodAffinity): ``key In [value]``
+    per matchLabelKey and ``key NotIn [value]`` per mismatchLabelKey the pod has a label for."""
+    labels = pod["metadata"].get("labels", {})
+    affinity = pod["spec"].get("affinity", {})
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind, {})
+        terms = [
+            *block.get("requiredDuringSchedulingIgnoredDuringExecution", []),
+            *(
+                w["podAffinityTerm"]
+                for w in block.get("preferredDuringSchedulingIgnoredDuringExecution", [])
+            ),
+        ]
+        for term in terms:
+            selector = term.get("labelSelector")
+            if selector is None:
+                continue
+            for field_name, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")):
+                for key in term.get(field_name, []):
+                    if key in labels:
+                        selector.setdefault("matchExpressions", []).append(
+                            {"key": key, "operator": operator, "values": [labels[key]]}
+                        )
+
+
+@functools.cache
+@st.composite
+def preferred_node_affinity(draw: st.DrawFn) -> list[Obj]:
+    """preferredDuringScheduling terms, weights 1-100, matchExpressions and/or matchFields."""
+    terms = []
+    for _ in range(draw(_ints(1, 3))):
+        preference: Obj = {}
+        expressions = draw(st.lists(node_selector_requirement(), max_size=2))
+        if expressions:
+            preference["matchExpressions"] = expressions
+        if draw(_ints(0, 4)) == 0:
+            preference["matchFields"] = [
+                {
+                    "key": "metadata.name",
+                    "operator": draw(_sample(("In", "NotIn"))),
+                    "values": [draw(_sample(NODE_NAMES[:6]))],
+                }
+            ]
+        terms.append({"weight": draw(_sample((1, 5, 20, 50, 100))), "preference": preference})
+    return terms
+
+
+def _full_node(draw: st.DrawFn, name: str, names: tuple[str, ...], tight: bool, sizes: Obj) -> Obj:
+    """A node of :func:`nodes` with ephemeral storage, GPUs, more taints and images."""
+    node = draw(nodes(name, names, tight))
+    node = copy.deepcopy(node)
+    allocatable = node["status"]["allocatable"]
+    if draw(_ints(0, 7)) > 0:
+        allocatable[EPHEMERAL] = draw(_sample(("5Gi", "20Gi", "100Gi") if tight else ("100Gi",)))
+    if draw(_ints(0, 2)) == 0:
+        allocatable[GPU] = draw(_sample(("0", "1", "2", "4")))
+    node["status"]["capacity"] = dict(allocatable)
+    if "taints" not in node["spec"] and draw(_ints(0, 3)) == 0:
+        # Scored, never rejected: TaintToleration's PreferNoSchedule count.
+        taint: Obj = {"key": draw(_sample(TAINT_KEYS[:2])), "effect": "PreferNoSchedule"}
+        if draw(_BOOLS):
+            taint["value"] = draw(_sample(TAINT_VALUES[1:]))
+        node["spec"]["taints"] = [taint]
+    images = []
+    for names_index in draw(st.lists(_ints(0, len(NODE_IMAGE_NAMES) - 1), max_size=3, unique=True)):
+        image_names = NODE_IMAGE_NAMES[names_index]
+        size = sizes[image_names[0]]
+        if draw(_ints(0, 9)) == 0:
+            size = draw(_sample(IMAGE_SIZES))  # the same image, another size elsewhere
+        images.append({"names": list(image_names), "sizeBytes": size})
+    # The kubelet reports an image under all its names; no name twice on a node.
+    seen: set[str] = set()
+    unique = []
+    for image in images:
+        if seen.isdisjoint(image["names"]):
+            unique.append(image)
+            seen.update(image["names"])
+    if unique:
+        node["status"]["images"] = unique
+    return node
+
+
+@st.composite
+def full_assigned_pods(draw: st.DrawFn, node_names: tuple[str, ...], workloads: _Workloads) -> Obj:
+    """Like :func:`assigned_pods`, with full-profile containers and inter-pod affinity."""
+    namespace = draw(_sample((*_NAMESPACE_WEIGHTS, "ns2")))
+    metadata: Obj = {"name": "", "namespace": namespace, "labels": draw(pod_labels())}
+    owners = draw(_owner_references(namespace, workloads))
+    if owners:
+        metadata["ownerReferences"] = owners
+    if draw(_ints(0, 9)) == 0:
+        metadata["deletionTimestamp"] = DELETION_TIMESTAMP
+        metadata["deletionGracePeriodSeconds"] = 30
+    spec = draw(full_pod_spec())
+    spec["nodeName"] = draw(_sample(node_names)) if draw(_ints(0, 24)) else "gone-node"
+    if draw(_ints(0, 3)) == 0:
+        affinity = draw(pod_affinity(False))
+        if affinity:
+            spec["affinity"] = affinity
+    phase = draw(_sample(("Running",) * 12 + ("Pending", "Succeeded", "Failed")))
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+@st.composite
+def full_incoming_pods(draw: st.DrawFn, node_names: tuple[str, ...], workloads: _Workloads) -> Obj:
+    """:func:`incoming_pods` with full-profile containers, preferred node affinity and
+    inter-pod (anti-)affinity, as the API server stores it."""
+    pod = draw(incoming_pods(node_names, workloads))
+    if draw(_ints(0, 7)) == 0:
+        pod["metadata"]["namespace"] = "ns2"
+        pod["metadata"].pop("ownerReferences", None)
+    spec = pod["spec"]
+    spec.pop("initContainers", None)
+    spec.update(draw(full_pod_spec()))
+    affinity: Obj = spec.get("affinity", {})
+    if draw(_ints(0, 2)) == 0:
+        node_affinity = affinity.setdefault("nodeAffinity", {})
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = draw(
+            preferred_node_affinity()
+        )
+    if draw(_ints(0, 4)) > 1:
+        affinity.update(draw(pod_affinity(True)))
+    if affinity:
+        spec["affinity"] = affinity
+    (decoded,) = decode_documents([copy.deepcopy(pod)]).objects
+    assert isinstance(decoded, Pod)
+    assume(not validate_pod(decoded))
+    merge_affinity_label_keys(pod)
+    return pod
+
+
+# -- full-profile configurations -----------------------------------------------------------------
+
+
+def _args(plugin: str, **args: Any) -> Obj:
+    return {
+        "name": plugin,
+        "args": {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": f"{plugin}Args", **args},
+    }
+
+
+@functools.cache
+@st.composite
+def _resource_weights(draw: st.DrawFn) -> list[Obj]:
+    names = draw(
+        _sample(
+            (
+                ("cpu", "memory"),
+                ("cpu", "memory"),
+                ("cpu",),
+                ("memory", GPU),
+                ("cpu", "memory", EPHEMERAL),
+                ("cpu", "memory", GPU),
+            )
+        )
+    )
+    return [{"name": name, "weight": draw(_sample((1, 1, 2, 5)))} for name in names]
+
+
+@functools.cache
+@st.composite
+def scoring_strategy(draw: st.DrawFn) -> Obj:
+    """A NodeResourcesFitArgs.scoringStrategy of each type."""
+    kind = draw(_sample(("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")))
+    strategy: Obj = {"type": kind, "resources": draw(_resource_weights())}
+    if kind == "RequestedToCapacityRatio":
+        shape = draw(
+            _sample(
+                (
+                    ((0, 0), (100, 10)),
+                    ((0, 10), (100, 0)),
+                    ((0, 0), (50, 10), (100, 3)),
+                    ((20, 2), (70, 9)),
+                )
+            )
+        )
+        strategy["requestedToCapacityRatio"] = {
+            "shape": [{"utilization": u, "score": v} for u, v in shape]
+        }
+    return strategy
+
+
+@functools.cache
+@st.composite
+def full_configurations(draw: st.DrawFn) -> Obj | None:
+    """None (the real default profile), the default profile with plugin arguments and
+    score weights varied, or the engine profile of :func:`configurations`."""
+    variant = draw(_sample(("default",) * 4 + ("args",) * 5 + ("engine",)))
+    if variant == "default":
+        return None
+    if variant == "engine":
+        return draw(configurations())
+    plugin_config = []
+    if draw(_BOOLS):
+        fit: Obj = {"scoringStrategy": draw(scoring_strategy())}
+        if draw(_ints(0, 5)) == 0:
+            fit["ignoredResources"] = [GPU]
+        elif draw(_ints(0, 5)) == 0:
+            fit["ignoredResourceGroups"] = ["example.com"]
+        plugin_config.append(_args("NodeResourcesFit", **fit))
+    if draw(_ints(0, 2)) == 0:
+        added: Obj = {}
+        if draw(_ints(0, 2)) == 0:
+            added["requiredDuringSchedulingIgnoredDuringExecution"] = draw(required_node_affinity())
+        if draw(_BOOLS) or not added:
+            added["preferredDuringSchedulingIgnoredDuringExecution"] = draw(
+                preferred_node_affinity()
+            )
+        plugin_config.append(_args("NodeAffinity", addedAffinity=added))
+    if draw(_ints(0, 2)) == 0:
+        ipa: Obj = {}
+        if draw(_BOOLS):
+            ipa["hardPodAffinityWeight"] = draw(_sample((0, 1, 5, 100)))
+        if draw(_BOOLS):
+            ipa["ignorePreferredTermsOfExistingPods"] = draw(_BOOLS)
+        plugin_config.append(_args("InterPodAffinity", **ipa))
+    if draw(_ints(0, 3)) == 0:
+        plugin_config.append(
+            _args("NodeResourcesBalancedAllocation", resources=draw(_resource_weights()))
+        )
+    if draw(_ints(0, 3)) == 0:
+        plugin_config.append(
+            _args(
+                "PodTopologySpread",
+                defaultingType="List",
+                defaultConstraints=draw(default_constraints()),
+            )
+        )
+    profile: Obj = {"schedulerName": "default-scheduler"}
+    if plugin_config:
+        profile["pluginConfig"] = plugin_config
+    if draw(_ints(0, 3)) == 0:
+        scored = (
+            "TaintToleration",
+            "NodeAffinity",
+            "NodeResourcesFit",
+            "PodTopologySpread",
+            "InterPodAffinity",
+            "NodeResourcesBalancedAllocation",
+            "ImageLocality",
+        )
+        reweighted = draw(st.lists(_sample(scored), min_size=1, max_size=3, unique=True))
+        profile["plugins"] = {
+            "score": {
+                "enabled": [
+                    {"name": name, "weight": draw(_sample((1, 3, 10)))} for name in reweighted
+                ]
+            }
+        }
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+    }
+    try:
+        decode_configuration(config, "config")
+    except ConfigError:
+        assume(False)
+    return config
+
+
+@st.composite
+def full_scenarios(draw: st.DrawFn, max_nodes: int = 10, max_pods: int = 24) -> Scenario:
+    """A whole full-profile scenario: Namespaces, 1-10 nodes, 0-24 assigned pods,
+    workloads, the incoming pod and a default-profile configuration."""
+    cluster: list[Obj] = []
+    for name in FULL_NAMESPACES:
+        if draw(_ints(0, 9)) > 0:
+            labels = draw(_label_subset(NAMESPACE_LABELS))
+            metadata: Obj = {"name": name}
+            if labels:
+                metadata["labels"] = labels
+            cluster.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+    node_count = draw(_ints(1, max_nodes))
+    names = NODE_NAMES[:node_count]
+    tight = draw(_ints(0, 9)) < 3
+    sizes = {names[0]: draw(_sample(IMAGE_SIZES)) for names in NODE_IMAGE_NAMES}
+    cluster.extend(_full_node(draw, name, names, tight, sizes) for name in names)
+    workloads, owned = draw(workload_objects())
+    pod_strategy = full_assigned_pods(names, owned)
+    for index in range(draw(_ints(0, max_pods))):
+        pod = draw(pod_strategy)
+        pod["metadata"]["name"] = f"p{index}"
+        pod["metadata"]["uid"] = f"uid-{pod['metadata']['namespace']}-p{index}"
+        cluster.append(pod)
+    cluster.extend(workloads)
+    for obj in cluster:
+        assume(_valid(obj))
+    pod = draw(full_incoming_pods(names, owned))
+    config = draw(full_configurations())
+    spec = pod["spec"]
+    affinity = spec.get("affinity", {})
+    tags = [
+        "default-profile" if config is None else "configured",
+        *(kind for kind in ("podAffinity", "podAntiAffinity") if kind in affinity),
+        *(("node-preferred",) if "nodeAffinity" in affinity else ()),
+        *(("pod-resources",) if "resources" in spec else ()),
+    ]
+    return Scenario(cluster, pod, config, tuple(tags))
+
+
 # -- drawing many scenarios --------------------------------------------------------------------
 #
 # Why not ``@given`` + ``@seed`` (the public way)? Its engine is built to find bugs, not to
@@ -919,7 +1528,12 @@ def scenarios(draw: st.DrawFn, max_nodes: int = 12, max_pods: int = 40) -> Scena
 # public ``@given`` collector (deterministic per seed too, less diverse).
 
 
-def _independent_draw(seed: int, index: int, strategy: st.SearchStrategy[Scenario]) -> Scenario:
+def _independent_draw(
+    seed: int,
+    index: int,
+    strategy: st.SearchStrategy[Scenario],
+    stream: str = "topospread-scenario",
+) -> Scenario:
     from hypothesis.control import BuildContext
     from hypothesis.errors import StopTest, UnsatisfiedAssumption
     from hypothesis.internal.conjecture.data import ConjectureData
@@ -929,7 +1543,7 @@ def _independent_draw(seed: int, index: int, strategy: st.SearchStrategy[Scenari
     class Provider(HypothesisProvider):
         _local_constants = Constants()
 
-    source = random.Random(f"topospread-scenario:{seed}:{index}")
+    source = random.Random(f"{stream}:{seed}:{index}")
     for _ in range(1000):
         data = ConjectureData(random=source, provider=Provider)
         with BuildContext(data, wrapped_test=_independent_draw):
@@ -969,5 +1583,23 @@ def draw_scenarios(seed: int, count: int) -> list[Scenario]:
     strategy = scenarios()
     try:
         return [_independent_draw(seed, index, strategy) for index in range(count)]
+    except (ImportError, TypeError, AttributeError):  # Hypothesis internals moved
+        return _given_draw(seed, count, strategy)
+
+
+FULL_STREAM = "topospread-full-scenario"
+"""Full-profile scenario *i* of seed *s* comes from ``random.Random(f"{FULL_STREAM}:{s}:{i}")``."""
+
+
+def draw_full_scenario(seed: int, index: int) -> Scenario:
+    """Full-profile scenario number ``index`` of the stream for ``seed``."""
+    return _independent_draw(seed, index, full_scenarios(), FULL_STREAM)
+
+
+def draw_full_scenarios(seed: int, count: int) -> list[Scenario]:
+    """The first ``count`` full-profile scenarios of the stream for ``seed`` (deterministic)."""
+    strategy = full_scenarios()
+    try:
+        return [_independent_draw(seed, index, strategy, FULL_STREAM) for index in range(count)]
     except (ImportError, TypeError, AttributeError):  # Hypothesis internals moved
         return _given_draw(seed, count, strategy)
