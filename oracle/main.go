@@ -8,6 +8,7 @@
 //
 //	oracle explain --cluster FILE [--cluster FILE ...] --pod FILE [--config FILE]
 //	oracle batch < requests.jsonl > results.jsonl
+//	oracle bench [--input FILE] [--placements FILE] < workload.json
 package main
 
 import (
@@ -33,6 +34,12 @@ const usageText = `usage:
         {"id": ..., "cluster": [objects], "pod": {pod}, "config": {cfg} | null}
       and write one JSON line per request on stdout:
         {"id": ..., "result": {...}} or {"id": ..., "error": "..."}
+  oracle bench [--input FILE] [--placements FILE] [--parallelism N]
+      Read one workload (JSON: {"name", "cluster": [objects], "pods": [pods
+      to place], "config": {cfg} | null}) from FILE or stdin, schedule the
+      pods one after the other with upstream's cycle (parallelism 1 unless
+      given), assuming each into the cache; print pods/s and peak RSS as JSON
+      and write "namespace/name<TAB>node<TAB>message" lines to --placements.
 `
 
 // Exit codes.
@@ -65,6 +72,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		return exitOK
+	case "bench":
+		return runBench(args[1:], stdin, stdout, stderr)
 	case "version":
 		out, err := json.MarshalIndent(versionInfo(), "", "  ")
 		if err != nil {
