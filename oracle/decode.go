@@ -11,16 +11,18 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/yaml"
 
-	// Register core/v1 and apps/v1 (with their API-server defaulting
+	// Register core/v1, apps/v1 and policy/v1 (with their API-server defaulting
 	// functions) in legacyscheme.
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 )
 
 // inputError is a problem with what the user gave us; it maps to exit code 2.
@@ -45,7 +47,11 @@ type Cluster struct {
 	RCs          []*v1.ReplicationController
 	ReplicaSets  []*appsv1.ReplicaSet
 	StatefulSets []*appsv1.StatefulSet
-	Namespaces   []*v1.Namespace // their labels feed inter-pod affinity namespaceSelectors
+	Namespaces   []*v1.Namespace                 // their labels feed inter-pod affinity namespaceSelectors
+	PDBs         []*policyv1.PodDisruptionBudget // DefaultPreemption's PDB lister
+	// Incoming is the pod to schedule; the API server (and so DefaultPreemption's pod
+	// lister, which re-reads the preemptor) knows it.
+	Incoming *v1.Pod
 }
 
 // wantedKinds are the kinds we decode, with the only group/version accepted
@@ -58,6 +64,7 @@ var wantedKinds = map[string]string{
 	"ReplicaSet":            "apps/v1",
 	"StatefulSet":           "apps/v1",
 	"Namespace":             "v1",
+	"PodDisruptionBudget":   "policy/v1",
 }
 
 var deserializer = legacyscheme.Codecs.UniversalDeserializer()
@@ -260,6 +267,11 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 				}
 				workloadKeys[key] = in.source
 				c.Namespaces = append(c.Namespaces, o)
+			case *policyv1.PodDisruptionBudget:
+				if err := addWorkload(in.source, "PodDisruptionBudget", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
+				c.PDBs = append(c.PDBs, o)
 			}
 		}
 	}

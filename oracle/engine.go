@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -26,8 +28,11 @@ import (
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
@@ -42,6 +47,18 @@ type Result struct {
 	SelectedNode      *string      `json:"selectedNode"`
 	TiedNodes         []string     `json:"tiedNodes"`
 	Message           *string      `json:"message"`
+	// Preemption is what DefaultPreemption (PostFilter) decided when no node fits;
+	// null when PostFilter did not run.
+	Preemption *PreemptionResult `json:"preemption"`
+
+	postFilter *postFilterInput // set when the cycle ended in a FitError
+}
+
+// PreemptionResult: the nominated node (from RunPostFilterPlugins; null if none) and
+// the victims of every candidate node of a dry run over the same nodes (offset 0).
+type PreemptionResult struct {
+	NominatedNode *string             `json:"nominatedNode"`
+	Victims       map[string][]string `json:"victims"`
 }
 
 // NodeResult is the verdict for one Node of the cluster, in input order.
@@ -52,6 +69,12 @@ type NodeResult struct {
 	Scores map[string]int64 `json:"scores"`
 	// TotalScore is the weighted sum the scheduler ranks by; null if not scored.
 	TotalScore *int64 `json:"totalScore"`
+}
+
+// postFilterInput is what schedulingAlgorithm hands to PostFilter after a FitError.
+type postFilterInput struct {
+	state    fwk.CycleState
+	fitError *framework.FitError
 }
 
 // FilterResult is the status of PreFilter/Filter for one node.
@@ -158,6 +181,7 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 		}
 	}
 
+	cluster.Incoming = pod
 	h, stop, err := startScheduler(ctx, cluster, cfg, prof)
 	if err != nil {
 		var pe *profileError
@@ -176,6 +200,9 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 		TiedNodes:         []string{},
 	}
 	runCycle(ctx, h.fw, h.snapshot, pod, cluster.Nodes, res)
+	if res.postFilter != nil {
+		runPostFilter(ctx, h, pod, res)
+	}
 	return res, nil
 }
 
@@ -189,6 +216,29 @@ type schedulerHarness struct {
 	fw       framework.Framework
 	snapshot *internalcache.Snapshot
 	cache    internalcache.Cache // the cache behind snapshot (bench assumes pods into it)
+	// preemption is the profile's DefaultPreemption instance (nil if not enabled), its
+	// eviction replaced by a no-op so that PostFilter decides without side effects.
+	preemption *defaultpreemption.DefaultPreemption
+}
+
+// dryRunPreemptionRegistry is the in-tree registry whose DefaultPreemption is upstream's,
+// built by upstream's New, with Executor.PreemptPod (the DisruptionTarget patch and the
+// delete call) replaced by a no-op; the instance is recorded in *captured.
+func dryRunPreemptionRegistry(captured **defaultpreemption.DefaultPreemption) frameworkruntime.Registry {
+	r := frameworkplugins.NewInTreeRegistry()
+	fts := plfeature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
+	r[defaultpreemption.Name] = func(ctx context.Context, args runtime.Object, fh fwk.Handle) (fwk.Plugin, error) {
+		pl, err := defaultpreemption.New(ctx, args, fh, fts)
+		if err != nil {
+			return nil, err
+		}
+		pl.Executor.PreemptPod = func(context.Context, preemption.Candidate, preemption.ExecutorPreemptor, *v1.Pod, string) (bool, error) {
+			return false, nil
+		}
+		*captured = pl
+		return pl, nil
+	}
+	return r
 }
 
 // startScheduler sets up what kube-scheduler's scheduler.New sets up for one
@@ -227,6 +277,13 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 	// InterPodAffinity resolves namespaceSelectors through the Namespace lister.
 	for _, o := range cluster.Namespaces {
 		objs = append(objs, o)
+	}
+	// DefaultPreemption lists PDBs and re-reads the preemptor through the pod lister.
+	for _, o := range cluster.PDBs {
+		objs = append(objs, o)
+	}
+	if cluster.Incoming != nil {
+		objs = append(objs, cluster.Incoming)
 	}
 	client := fake.NewClientset(objs...)
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
@@ -274,7 +331,8 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 		return fail(fmt.Errorf("updating snapshot: %w", err))
 	}
 
-	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), prof,
+	var preemptionPlugin *defaultpreemption.DefaultPreemption
+	fw, err := frameworkruntime.NewFramework(ctx, dryRunPreemptionRegistry(&preemptionPlugin), prof,
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informerFactory),
 		frameworkruntime.WithSharedDRAManager(draManager),
@@ -297,7 +355,7 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 			return fail(fmt.Errorf("informer for %v did not sync", typ))
 		}
 	}
-	return &schedulerHarness{fw: fw, snapshot: snapshot, cache: schedCache}, stop, nil
+	return &schedulerHarness{fw: fw, snapshot: snapshot, cache: schedCache, preemption: preemptionPlugin}, stop, nil
 }
 
 func strPtr(s string) *string { return &s }
@@ -353,6 +411,7 @@ func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcac
 	fitError := func() {
 		fe := &framework.FitError{Pod: pod, NumAllNodes: numAllNodes, Diagnosis: diagnosis}
 		res.Message = strPtr(fe.Error())
+		res.postFilter = &postFilterInput{state: state, fitError: fe}
 	}
 
 	// PreFilter.
@@ -475,6 +534,46 @@ func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcac
 		}
 	}
 	res.SelectedNode = strPtr(res.TiedNodes[0])
+}
+
+// runPostFilter mirrors schedulingAlgorithm after a FitError: RunPostFilterPlugins with
+// the diagnosis' NodeToStatus, the PostFilter message appended to the FitError. The
+// victims come from upstream's DryRunPreemption over the nodes findCandidates would
+// pick, at offset 0 (upstream: a random offset), on a clone of the cycle state.
+func runPostFilter(ctx context.Context, h *schedulerHarness, pod *v1.Pod, res *Result) {
+	in := res.postFilter
+	if !h.fw.HasPostFilterPlugins() {
+		return
+	}
+	pr := &PreemptionResult{Victims: map[string][]string{}}
+	if pl := h.preemption; pl != nil {
+		m := in.fitError.Diagnosis.NodeToStatus
+		if ok, _ := pl.PodEligibleToPreemptOthers(ctx, pod, m.Get(pod.Status.NominatedNodeName)); ok {
+			nodes, err := m.NodesForStatusCode(h.snapshot.NodeInfos(), fwk.Unschedulable)
+			if err == nil && len(nodes) > 0 {
+				var pdbs []*policyv1.PodDisruptionBudget
+				if pl.Evaluator.PdbLister != nil {
+					pdbs, _ = pl.Evaluator.PdbLister.List(labels.Everything())
+				}
+				_, num := pl.GetOffsetAndNumCandidates(int32(len(nodes)))
+				candidates, _, _ := pl.Evaluator.DryRunPreemption(ctx, in.state.Clone(), pod, nodes, pdbs, 0, num)
+				for _, c := range candidates {
+					keys := []string{}
+					for _, p := range c.Victims().Pods {
+						keys = append(keys, p.Namespace+"/"+p.Name)
+					}
+					pr.Victims[c.Name()] = keys
+				}
+			}
+		}
+	}
+	result, status := h.fw.RunPostFilterPlugins(ctx, in.state, pod, in.fitError.Diagnosis.NodeToStatus)
+	in.fitError.Diagnosis.PostFilterMsg = status.Message()
+	res.Message = strPtr(in.fitError.Error())
+	if result != nil && result.NominatingInfo != nil && result.NominatedNodeName != "" {
+		pr.NominatedNode = strPtr(result.NominatedNodeName)
+	}
+	res.Preemption = pr
 }
 
 // VersionInfo is what `oracle version` prints.

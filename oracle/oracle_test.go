@@ -434,3 +434,27 @@ func TestNamespaceSelectorSeesNamespaces(t *testing.T) {
 		t.Errorf("duplicate namespaces: %s", out)
 	}
 }
+
+// TestDefaultPreemptionDryRun: with the default profile, a pod that fits nowhere runs
+// upstream's PostFilter; DefaultPreemption nominates the node with the lower-priority
+// victims (the PDB is violated on both nodes), reports every candidate's victims and
+// evicts nothing (the fake API server still has the victims).
+func TestDefaultPreemptionDryRun(t *testing.T) {
+	r := explainJSON(t, "--cluster", "testdata/preemption-cluster.yaml",
+		"--pod", "testdata/preemption-pod.yaml")
+	wantMsg := "0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential " +
+		"placement for pod on node node2, preempting 2 victims"
+	if r.Message == nil || *r.Message != wantMsg {
+		t.Fatalf("message %v, want %q", r.Message, wantMsg)
+	}
+	if r.Preemption == nil || r.Preemption.NominatedNode == nil || *r.Preemption.NominatedNode != "node2" {
+		t.Fatalf("preemption %+v, want node2 nominated", r.Preemption)
+	}
+	want := map[string][]string{
+		"node1": {"default/low1"},
+		"node2": {"default/low2", "default/low3"},
+	}
+	if !reflect.DeepEqual(r.Preemption.Victims, want) {
+		t.Errorf("victims %v, want %v", r.Preemption.Victims, want)
+	}
+}

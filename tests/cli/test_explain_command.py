@@ -103,7 +103,9 @@ def test_a_pending_pod_reports_the_kube_scheduler_message_in_json() -> None:
     assert document["selectedNode"] is None
     assert document["message"] == (
         "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
+        " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
+    assert document["preemption"] == {"nominatedNode": None, "victims": {}, "tiedNodes": []}
 
 
 def test_scores_are_reported_for_feasible_nodes_only_and_weighted_in_the_total() -> None:

@@ -157,7 +157,7 @@ def test_the_story_report_shows_what_the_steps_did(story: tuple[Path, str]) -> N
     assert len(page.find("g", "pending")) == 4
     assert "FailedScheduling: 0/9 nodes are available: 3 node(s) had untolerated taint(s)" in words
     assert "over maxSkew" in words
-    assert "web-57cc658bc" in words
+    assert "web-5cf7755778" in words
     # The rollout step names the action as well as the step.
     assert "rollout Deployment default/web (image registry.k8s.io/nginx:1.28)" in words
 

@@ -57,6 +57,7 @@ def test_conflicting_constraints_keep_the_pod_pending() -> None:
     assert result.selected_node is None
     assert result.message == (
         "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
+        " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
 
 
@@ -76,6 +77,7 @@ def test_min_domains_caps_each_zone_at_max_skew_when_zones_are_missing() -> None
     assert report.min_match_num == 0
     assert result.message == (
         "0/4 nodes are available: 4 node(s) didn't match pod topology spread constraints."
+        " preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
     )
 
 
@@ -152,7 +154,9 @@ def test_kep_hard_constraint_with_an_infeasible_domain_keeps_the_pod_pending() -
     assert feasible(result) == []
     assert result.message == (
         "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
-        "1 node(s) had untolerated taint(s)."
+        "1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: "
+        "1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling."
     )
 
 

@@ -193,6 +193,30 @@ def _hints(explanation: Explanation) -> list[str]:
     return hints
 
 
+def _render_preemption(console: Console, explanation: Explanation) -> None:
+    report = explanation.preemption
+    if report is None:
+        return
+    if report.nominated_node is None:
+        console.print(
+            "\n[bold]Preemption[/bold]: evicting lower-priority pods frees no node for this pod"
+        )
+        return
+    console.print(
+        f"\n[bold]Preemption[/bold]: nominated node {report.nominated_node}; "
+        "the pod waits there for its victims to be evicted"
+    )
+    for node, victims in report.victims.items():
+        mark = "  ← nominated" if node == report.nominated_node else ""
+        console.print(f"  {node}  evict {', '.join(victims)}{mark}", markup=False)
+    tied = [n for n in report.tied_nodes if n != report.nominated_node]
+    if tied:
+        console.print(
+            f"  tied with {', '.join(tied)}: kube-scheduler picks one of the tied "
+            "candidates at random; topospread shows the first"
+        )
+
+
 def render_explanation(explanation: Explanation, console: Console) -> None:
     """Print the explanation: constraints, per-node verdicts with arithmetic, scores, outcome."""
     pod = explanation.pod
@@ -228,6 +252,7 @@ def render_explanation(explanation: Explanation, console: Console) -> None:
         console.print("[bold red]Pending[/bold red]: " + explanation.message, markup=True)
         for hint in _hints(explanation):
             console.print(f"  hint: {hint}")
+        _render_preemption(console, explanation)
     unimplemented = sorted({p for ps in explanation.unimplemented.values() for p in ps})
     if unimplemented:
         filters = sorted(

@@ -11,6 +11,7 @@ from topospread.model.objects import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -43,6 +44,7 @@ class Cluster:
         rss: list[ReplicaSet] = []
         sss: list[StatefulSet] = []
         namespaces: list[Namespace] = []
+        budgets: list[PodDisruptionBudget] = []
         for obj in objects:
             if isinstance(obj, Node):
                 nodes.append(obj)
@@ -56,6 +58,8 @@ class Cluster:
                 rss.append(obj)
             elif isinstance(obj, Namespace):
                 namespaces.append(obj)
+            elif isinstance(obj, PodDisruptionBudget):
+                budgets.append(obj)
             else:
                 sss.append(obj)
         node_names = {node.name for node in nodes}
@@ -78,7 +82,12 @@ class Cluster:
             tuple(nodes),
             tuple(kept),
             ClusterObjects(
-                tuple(services), tuple(rcs), tuple(rss), tuple(sss), namespaces=tuple(namespaces)
+                tuple(services),
+                tuple(rcs),
+                tuple(rss),
+                tuple(sss),
+                namespaces=tuple(namespaces),
+                pod_disruption_budgets=tuple(budgets),
             ),
             tuple(notes),
         )

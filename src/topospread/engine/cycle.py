@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.interfaces import NodeToStatus, PostFilterResult
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.runtime import Framework, PreFilterOutcome
 from topospread.framework.status import Code, Status
@@ -97,6 +98,20 @@ class CycleResult:
     tied_nodes: tuple[str, ...] = ()
     message: str | None = None
     """The FailedScheduling message when no node is selected."""
+    post_filter_ran: bool = False
+    """Whether PostFilter (preemption) ran: no node fit and the profile has PostFilters."""
+    post_filter: PostFilterResult | None = None
+    """The PostFilter result: the nominated node ("" clears a nomination) and, from
+    DefaultPreemption, the victims per candidate node; None leaves the nomination as is."""
+    post_filter_status: Status | None = None
+    """The PostFilter status; its message ends the FailedScheduling message."""
+
+    @property
+    def nominated_node(self) -> str | None:
+        """The node nominated for the pod by preemption, if any."""
+        if self.post_filter is None or not self.post_filter.nominated_node_name:
+            return None
+        return self.post_filter.nominated_node_name
 
 
 def fit_error_message(
@@ -145,14 +160,13 @@ def schedule_one(
             CycleState(), PreFilterOutcome(None, None), {}, [], message=NO_NODES_AVAILABLE
         )
     if search is not None:
-        return _schedule_sampled(
-            framework, pod, search, skip_single_node_scoring, visit_order_ties
-        )
+        return _schedule_sampled(framework, pod, search, skip_single_node_scoring, visit_order_ties)
     state = CycleState()
     node_infos = framework.handle.snapshot.node_infos
     total = len(node_infos)
     statuses: dict[str, Status | None] = {}
     message: str | None = None
+    rejections: NodeToStatus | None = None
     pre = framework.run_pre_filter_plugins(state, pod)
     if pre.status is not None and pre.status.code is Code.ERROR:
         statuses = dict.fromkeys((n.name for n in node_infos), pre.status)
@@ -160,6 +174,7 @@ def schedule_one(
     elif pre.status is not None and pre.status.is_rejected:
         statuses = dict.fromkeys((n.name for n in node_infos), pre.status)
         message = fit_error_message(total, {}, None, pre.status.message)
+        rejections = NodeToStatus({}, pre.status)
     else:
         absent: Status | None = None
         allowed = None if pre.result is None else pre.result.node_names
@@ -183,10 +198,35 @@ def schedule_one(
             message = errors[0].message
         elif all(s is not None for s in statuses.values()):
             message = fit_error_message(total, explicit, absent)
+            rejections = _node_to_status(explicit, absent)
 
     feasible = [info for info in node_infos if statuses.get(info.name) is None]
     result = CycleResult(state, pre, statuses, feasible, message=message)
+    if rejections is not None:
+        return _post_filter(framework, pod, result, rejections)
     return _score(framework, pod, result, skip_single_node_scoring)
+
+
+def _node_to_status(explicit: Mapping[str, Status], absent: Status | None) -> NodeToStatus:
+    if absent is None:
+        return NodeToStatus(dict(explicit))
+    return NodeToStatus(dict(explicit), absent)
+
+
+def _post_filter(
+    framework: Framework, pod: Pod, result: CycleResult, rejections: NodeToStatus
+) -> CycleResult:
+    # schedulingAlgorithm after a FitError: RunPostFilterPlugins when the profile has
+    # PostFilter plugins; FitError.Error() then ends with the PostFilter message.
+    if not framework.post_filter_plugins:
+        return result
+    post, status = framework.run_post_filter_plugins(result.state, pod, rejections)
+    result.post_filter_ran = True
+    result.post_filter = post
+    result.post_filter_status = status
+    if status.message and result.message is not None:
+        result.message += f" {status.message}"
+    return result
 
 
 def _score(
@@ -244,14 +284,12 @@ def _schedule_sampled(
     pre = framework.run_pre_filter_plugins(state, pod)
     if pre.status is not None and (pre.status.code is Code.ERROR or pre.status.is_rejected):
         # PreFilter failed: no search, the start index stays.
-        statuses: dict[str, Status | None] = dict.fromkeys(
-            (n.name for n in node_infos), pre.status
-        )
+        statuses: dict[str, Status | None] = dict.fromkeys((n.name for n in node_infos), pre.status)
         if pre.status.code is Code.ERROR:
-            pre_message = pre.status.message
-        else:
-            pre_message = fit_error_message(total, {}, None, pre.status.message)
-        return CycleResult(state, pre, statuses, [], message=pre_message)
+            return CycleResult(state, pre, statuses, [], message=pre.status.message)
+        pre_message = fit_error_message(total, {}, None, pre.status.message)
+        result = CycleResult(state, pre, statuses, [], message=pre_message)
+        return _post_filter(framework, pod, result, NodeToStatus({}, pre.status))
 
     statuses = {}
     absent: Status | None = None
@@ -311,4 +349,6 @@ def _schedule_sampled(
     elif not feasible:
         message = fit_error_message(total, explicit, absent)
     result = CycleResult(state, pre, statuses, feasible, message=message)
+    if error is None and not feasible:
+        return _post_filter(framework, pod, result, _node_to_status(explicit, absent))
     return _score(framework, pod, result, skip_single_node_scoring)

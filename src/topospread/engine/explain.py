@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from topospread.engine.cluster import Cluster
-from topospread.engine.cycle import fit_error_message, schedule_one
+from topospread.engine.cycle import CycleResult, fit_error_message, schedule_one
 from topospread.errors import InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
@@ -40,6 +40,7 @@ __all__ = [
     "FilterVerdict",
     "HardConstraintReport",
     "NodeResult",
+    "PreemptionReport",
     "SoftConstraintReport",
     "explain",
     "fit_error_message",
@@ -108,6 +109,29 @@ class SoftConstraintReport:
 
 
 @dataclass(frozen=True, slots=True)
+class PreemptionReport:
+    """What DefaultPreemption (the PostFilter) would do when no node fits."""
+
+    nominated_node: str | None
+    """The node the pod would be nominated to once the victims are gone, or None."""
+    victims: Mapping[str, tuple[str, ...]]
+    """Candidate node -> ``namespace/name`` of the pods to evict there, most important
+    first (every node where preemption makes room, not only the nominated one)."""
+    tied_nodes: tuple[str, ...] = ()
+    """Candidates tied after every criterion; kube-scheduler picks one at random."""
+    status: Status | None = None
+    """The PostFilter status (Success, or why preemption does not help)."""
+
+    def to_json(self) -> dict[str, object]:
+        """``{"nominatedNode": ..., "victims": {node: [...]}, "tiedNodes": [...]}``."""
+        return {
+            "nominatedNode": self.nominated_node,
+            "victims": {node: list(pods) for node, pods in self.victims.items()},
+            "tiedNodes": list(self.tied_nodes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     """Why each node passed or failed, and where the pod would go."""
 
@@ -127,6 +151,9 @@ class Explanation:
     unimplemented: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Extension point -> enabled upstream plugins that topospread does not run yet."""
     notes: tuple[str, ...] = ()
+    preemption: PreemptionReport | None = None
+    """What preemption would do; None when it did not run (a node fits, or the profile
+    has no PostFilter plugin)."""
 
     def to_json(self) -> dict[str, object]:
         """The documented JSON shape (``explain --output json``)."""
@@ -152,6 +179,7 @@ class Explanation:
             "selectedNode": self.selected_node,
             "tiedNodes": list(self.tied_nodes),
             "message": self.message,
+            "preemption": None if self.preemption is None else self.preemption.to_json(),
             "unimplementedPlugins": {k: list(v) for k, v in self.unimplemented.items()},
         }
 
@@ -256,6 +284,20 @@ def explain(
         score_weights=dict(framework.score_weights),
         unimplemented={k: tuple(v) for k, v in framework.unimplemented.items()},
         notes=cluster.notes,
+        preemption=_preemption_report(cycle),
+    )
+
+
+def _preemption_report(cycle: CycleResult) -> PreemptionReport | None:
+    if not cycle.post_filter_ran:
+        return None
+    post = cycle.post_filter
+    victims = {} if post is None else post.victims
+    return PreemptionReport(
+        nominated_node=cycle.nominated_node,
+        victims={node: tuple(p.key for p in pods) for node, pods in victims.items()},
+        tied_nodes=() if post is None else post.tied_nodes,
+        status=cycle.post_filter_status,
     )
 
 

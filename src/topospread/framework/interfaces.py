@@ -11,17 +11,19 @@ Contract, as the framework runtime guarantees it:
   NormalizeScore of this plugin are not called.
 * Score runs per feasible node; NormalizeScore then maps the raw scores into 0..100 in
   place. The framework multiplies by the plugin's weight afterwards.
+* PostFilter runs only when no node fits, with every node's rejecting status; it may
+  nominate a node (preemption) for a later cycle. Success ends the PostFilter phase.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.node_info import ClusterObjects, NodeInfo, Snapshot
-from topospread.framework.status import Status
+from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 
 __all__ = [
@@ -30,7 +32,10 @@ __all__ = [
     "FilterPlugin",
     "Handle",
     "NodeScore",
+    "NodeToStatus",
     "Plugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
     "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
@@ -69,6 +74,59 @@ class PreFilterResult:
         if self.node_names is None:
             return other
         return PreFilterResult(self.node_names & other.node_names)
+
+
+_UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeToStatus:
+    """Why each node was rejected (``framework.NodeToStatus``): explicit entries plus one
+    status for every node without an entry (``absentNodesStatus``).
+
+    The cycle records Filter rejections explicitly; nodes a PreFilter result left out, or
+    every node when PreFilter rejected the pod, take the absent status.
+    """
+
+    explicit: Mapping[str, Status] = field(default_factory=dict)
+    """Node name -> rejecting status, in snapshot order."""
+    absent: Status = _UNRESOLVABLE
+    """The status of nodes without an entry; by default UnschedulableAndUnresolvable."""
+
+    def get(self, node_name: str) -> Status:
+        """The node's status (``NodeToStatus.Get``)."""
+        return self.explicit.get(node_name, self.absent)
+
+    def nodes_for_status_code(self, node_infos: Iterable[NodeInfo], code: Code) -> list[NodeInfo]:
+        """The nodes whose status has ``code`` (``NodesForStatusCode``), in snapshot order.
+
+        Upstream walks a Go map for the explicit entries (random order); snapshot order
+        is the deterministic stand-in.
+        """
+        if self.absent.code is code:
+            return [info for info in node_infos if self.get(info.name).code is code]
+        return [
+            info
+            for info in node_infos
+            if info.name in self.explicit and self.explicit[info.name].code is code
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What a PostFilter plugin proposes (``fwk.PostFilterResult``).
+
+    ``nominated_node_name`` "" clears the pod's nomination (``ModeOverride`` with no
+    node); a None result upstream (no PostFilterResult) leaves it unchanged.
+    """
+
+    nominated_node_name: str
+    victims: Mapping[str, tuple[Pod, ...]] = field(default_factory=dict)
+    """topospread's addition, for explanations: every candidate node the preemption dry
+    run found, with the pods it would evict there (most important first)."""
+    tied_nodes: tuple[str, ...] = ()
+    """topospread's addition: candidates still tied after every criterion of
+    ``pickOneNodeForPreemption`` (upstream picks among them by Go map order)."""
 
 
 @dataclass(slots=True)
@@ -127,6 +185,17 @@ class FilterPlugin(Plugin, Protocol):
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """None if the pod fits, else a rejecting status."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    """Runs when no node fits, e.g. to find preemption victims (``fwk.PostFilterPlugin``)."""
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """A nomination (or None) and a status; Success means the pod may fit later."""
         ...
 
 

@@ -16,6 +16,7 @@ from topospread.model.objects import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -28,7 +29,16 @@ __all__ = ["ClusterObjects", "DomainTotals", "NodeInfo", "PodCounter", "Snapshot
 class NodeInfo:
     """A node and the pods assigned to it (``framework.NodeInfo``)."""
 
-    __slots__ = ("_by_namespace", "_requested", "generation", "name", "node", "pods", "snapshot")
+    __slots__ = (
+        "_by_namespace",
+        "_requested",
+        "dropped_ports",
+        "generation",
+        "name",
+        "node",
+        "pods",
+        "snapshot",
+    )
 
     def __init__(self, node: Node, pods: Iterable[Pod] = ()) -> None:
         self.node = node
@@ -46,6 +56,11 @@ class NodeInfo:
         """Bumped on every change, so caches keyed by it stay correct."""
         self.snapshot: Snapshot | None = None
         """The snapshot this node belongs to; it is told of every pod added or removed."""
+        self.dropped_ports: frozenset[tuple[str, str, int]] = frozenset()
+        """Host ports (ip, protocol, port; sanitized) that upstream's ``UsedPorts`` lost
+        although a remaining pod still holds them: ``UsedPorts`` is a set, and
+        ``RemovePod`` deletes the removed pod's entries even when shared. A port is here
+        when the last pod added or removed with it was removed; NodePorts subtracts these."""
         for pod in pods:
             self.add_pod(pod)
 
@@ -55,6 +70,8 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         """Assign a pod to this node."""
+        if self.dropped_ports:
+            self.dropped_ports = self.dropped_ports - _host_port_keys(pod)
         self.pods.append(pod)
         self._by_namespace.setdefault(pod.namespace, []).append(pod)
         self._requested = None
@@ -67,6 +84,9 @@ class NodeInfo:
         for index, existing in enumerate(self.pods):
             if existing.namespace == pod.namespace and existing.name == pod.name:
                 del self.pods[index]
+                ports = _host_port_keys(existing)
+                if ports:
+                    self.dropped_ports = self.dropped_ports | ports
                 group = self._by_namespace[pod.namespace]
                 group.remove(existing)
                 self._requested = None
@@ -78,16 +98,33 @@ class NodeInfo:
         return False
 
     def clone(self) -> NodeInfo:
-        """An independent copy with the same pods, attached to no snapshot."""
-        return NodeInfo(self.node, self.pods)
+        """An independent copy with the same pods, attached to no snapshot (``Snapshot()``)."""
+        copy = NodeInfo(self.node, self.pods)
+        copy.dropped_ports = self.dropped_ports
+        return copy
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.node.name!r}, pods={len(self.pods)})"
 
 
+def _host_port_keys(pod: Pod) -> frozenset[tuple[str, str, int]]:
+    # util.GetHostPorts (sidecars, then containers), sanitized as HostPortInfo does.
+    keys = set()
+    for container in pod.init_containers:
+        if container.restart_policy == "Always":
+            for port in container.ports:
+                if port.host_port > 0:
+                    keys.add((port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port))
+    for container in pod.containers:
+        for port in container.ports:
+            if port.host_port > 0:
+                keys.add((port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port))
+    return frozenset(keys)
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterObjects:
-    """Objects the scheduler lists besides nodes and pods: workloads and Namespaces."""
+    """Objects the scheduler lists besides nodes and pods: workloads, Namespaces, PDBs."""
 
     services: tuple[Service, ...] = ()
     replication_controllers: tuple[ReplicationController, ...] = ()
@@ -95,6 +132,8 @@ class ClusterObjects:
     stateful_sets: tuple[StatefulSet, ...] = ()
     namespaces: tuple[Namespace, ...] = ()
     """Namespace objects; a namespace without one is treated as having no labels."""
+    pod_disruption_budgets: tuple[PodDisruptionBudget, ...] = ()
+    """PodDisruptionBudgets, in input order (preemption's PDB lister)."""
     _index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )

@@ -26,7 +26,10 @@ from topospread.framework.interfaces import (
     FilterPlugin,
     Handle,
     NodeScore,
+    NodeToStatus,
     Plugin,
+    PostFilterPlugin,
+    PostFilterResult,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -66,6 +69,7 @@ EXTENSION_POINTS: tuple[str, ...] = (
 _RUNNABLE: Mapping[str, type] = {
     "pre_filter": PreFilterPlugin,
     "filter": FilterPlugin,
+    "post_filter": PostFilterPlugin,
     "pre_score": PreScorePlugin,
     "score": ScorePlugin,
 }
@@ -133,12 +137,19 @@ class Framework:
                 raise
         if errors:
             raise ConfigError(source, errors)
+        for instance in self._instances.values():
+            # Upstream's handle is the framework itself; plugins that run other plugins
+            # (DefaultPreemption: AddPod/RemovePod and Filter) are given it here.
+            bind = getattr(instance, "bind_framework", None)
+            if callable(bind):
+                bind(self)
 
         self._points: dict[str, list[str]] = {
             point: self._expand(plugins, point) for point in EXTENSION_POINTS
         }
         self.pre_filter_plugins: list[PreFilterPlugin] = self._runnable("pre_filter")
         self.filter_plugins: list[FilterPlugin] = self._runnable("filter")
+        self.post_filter_plugins: list[PostFilterPlugin] = self._runnable("post_filter")
         self.pre_score_plugins: list[PreScorePlugin] = self._runnable("pre_score")
         self.score_plugins: list[ScorePlugin] = self._runnable("score")
         self.score_weights: dict[str, int] = self._score_weights(plugins)
@@ -279,6 +290,75 @@ class Framework:
                     )
                 return status.with_plugin(plugin.name)
         return None
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """AddPod of every PreFilter plugin not skipped (``RunPreFilterExtensionAddPod``)."""
+        for plugin in self.pre_filter_plugins:
+            extensions = plugin.pre_filter_extensions()
+            if extensions is None or plugin.name in state.skip_filter_plugins:
+                continue
+            status = extensions.add_pod(state, pod_to_schedule, pod_to_add, node_info)
+            if not is_success(status):
+                assert status is not None
+                return as_status(
+                    f'running AddPod on PreFilter plugin "{plugin.name}": {status.message}'
+                )
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """RemovePod of every PreFilter plugin not skipped (``RunPreFilterExtensionRemovePod``)."""
+        for plugin in self.pre_filter_plugins:
+            extensions = plugin.pre_filter_extensions()
+            if extensions is None or plugin.name in state.skip_filter_plugins:
+                continue
+            status = extensions.remove_pod(state, pod_to_schedule, pod_to_remove, node_info)
+            if not is_success(status):
+                assert status is not None
+                return as_status(
+                    f'running RemovePod on PreFilter plugin "{plugin.name}": {status.message}'
+                )
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods`` without a pod nominator.
+
+        topospread keeps no nominated pods (no scheduling queue), so the first pass adds
+        nothing and the second is not run: this is :meth:`run_filter_plugins`.
+        """
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Run the PostFilters until one succeeds (``RunPostFilterPlugins``).
+
+        Success or UnschedulableAndUnresolvable ends the run; another non-rejecting code
+        becomes an Error; otherwise the last result and every plugin's reasons are kept
+        and the status is Unschedulable, attributed to the first rejecting plugin.
+        """
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector: str | None = None
+        for plugin in self.post_filter_plugins:
+            r, status = plugin.post_filter(state, pod, filtered_node_status_map)
+            if status is None or status.code is Code.SUCCESS:
+                return r, status if status is not None else Status(Code.SUCCESS)
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(plugin.name)
+            if not status.is_rejected:
+                return None, as_status(status.message).with_plugin(plugin.name)
+            if r is not None:
+                result = r
+            reasons.extend(status.reasons)
+            if rejector is None:
+                rejector = plugin.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     def run_pre_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from topospread.errors import DecodeError, FieldError
@@ -33,6 +34,7 @@ from topospread.model.objects import (
     OwnerReference,
     Pod,
     PodAffinityTerm,
+    PodCondition,
     PodDisruptionBudget,
     PreferredSchedulingTerm,
     ReplicaSet,
@@ -65,6 +67,7 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
     ("apps/v1", "ReplicaSet"): "ReplicaSet",
     ("apps/v1", "StatefulSet"): "StatefulSet",
     ("v1", "Namespace"): "Namespace",
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
 }
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -463,7 +466,42 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
             r.string(c, "name", p) if isinstance(c, dict) else ""
             for c, p in r.items(spec, "resourceClaims", "spec")
         ),
+        preemption_policy=r.opt_string(spec, "preemptionPolicy", "spec"),
+        start_time=_time(r, status, "startTime", "status"),
+        conditions=r.objects(
+            status,
+            "conditions",
+            "status",
+            lambda c, p: PodCondition(
+                type=r.string(c, "type", p),
+                status=r.string(c, "status", p),
+                reason=r.string(c, "reason", p),
+            ),
+        ),
     )
+
+
+def _time(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> str | None:
+    # metav1.Time: RFC 3339 on the wire; YAML written by hand may leave it unquoted, which
+    # a YAML loader turns into a datetime.
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.isoformat()
+    if not isinstance(value, str):
+        r._type_error(_join(path, key), value, "RFC 3339 time")
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
+        r.errors.append(FieldError.invalid(_join(path, key), value, "expected an RFC 3339 time"))
+        return None
+    return value
 
 
 def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
@@ -524,6 +562,10 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         raise DecodeError(source, missing)
     if (api_version, kind) not in SUPPORTED_KINDS:
         return None
+    if kind == "PodDisruptionBudget":
+        budget = decode_workload(doc, source)
+        assert isinstance(budget, PodDisruptionBudget)
+        return budget
     r = _Reader()
     obj: KubeObject
     if kind == "Pod":
@@ -663,11 +705,15 @@ def decode_workload(
     selector = _label_selector(r, spec, "selector", "spec")
     obj: Deployment | ReplicaSet | StatefulSet | PodDisruptionBudget
     if kind == "PodDisruptionBudget":
+        status = r.obj(doc, "status", "") or {}
+        disrupted = r.obj(status, "disruptedPods", "status") or {}
         obj = PodDisruptionBudget(
             meta,
             selector,
             min_available=_int_or_string(r, spec, "minAvailable", "spec"),
             max_unavailable=_int_or_string(r, spec, "maxUnavailable", "spec"),
+            disruptions_allowed=r.integer(status, "disruptionsAllowed", "status") or 0,
+            disrupted_pods=frozenset(str(name) for name in disrupted),
         )
     else:
         replicas = r.integer(spec, "replicas", "spec")

@@ -40,6 +40,7 @@ __all__ = [
     "OwnerReference",
     "Pod",
     "PodAffinityTerm",
+    "PodCondition",
     "PodDisruptionBudget",
     "PreferredSchedulingTerm",
     "ReplicaSet",
@@ -286,6 +287,15 @@ class Container:
 
 
 @dataclass(frozen=True, slots=True)
+class PodCondition:
+    """A ``status.conditions`` entry; preemption reads ``DisruptionTarget``."""
+
+    type: str
+    status: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     """A pod: an existing one (``node_name`` set) or the incoming one."""
 
@@ -309,6 +319,12 @@ class Pod:
     nominated_node_name: str = ""
     phase: str = ""
     resource_claims: tuple[str, ...] = ()
+    preemption_policy: str | None = None
+    """``spec.preemptionPolicy``: ``Never`` keeps the pod from preempting others."""
+    start_time: str | None = None
+    """``status.startTime`` as written (RFC 3339); preemption prefers younger victims."""
+    conditions: tuple[PodCondition, ...] = ()
+    """``status.conditions``."""
 
     @property
     def name(self) -> str:
@@ -417,10 +433,6 @@ class Namespace:
         return self.metadata.labels
 
 
-KubeObject = Node | Pod | Service | ReplicationController | ReplicaSet | StatefulSet | Namespace
-"""Every kind topospread reads."""
-
-
 IntOrString = int | str
 """``intstr.IntOrString``: an absolute number or a percentage such as ``"25%"``."""
 
@@ -452,10 +464,29 @@ class Deployment:
 
 @dataclass(frozen=True, slots=True)
 class PodDisruptionBudget:
-    """A policy/v1 PodDisruptionBudget; evictions (``drain``) respect it."""
+    """A policy/v1 PodDisruptionBudget; evictions (``drain``) and preemption respect it."""
 
     metadata: ObjectMeta
     selector: LabelSelector | None = None
-    """``None`` selects no pods; ``{}`` selects every pod of the namespace (policy/v1)."""
+    """``None`` selects no pods; ``{}`` selects every pod of the namespace (policy/v1).
+    (Preemption, unlike eviction, treats an empty selector as selecting nothing.)"""
     min_available: IntOrString | None = None
     max_unavailable: IntOrString | None = None
+    disruptions_allowed: int = 0
+    """``status.disruptionsAllowed`` as the disruption controller last wrote it; preemption
+    reads this, not the spec."""
+    disrupted_pods: frozenset[str] = frozenset()
+    """Names in ``status.disruptedPods``: evictions the API server already processed."""
+
+
+KubeObject = (
+    Node
+    | Pod
+    | Service
+    | ReplicationController
+    | ReplicaSet
+    | StatefulSet
+    | Namespace
+    | PodDisruptionBudget
+)
+"""Every kind topospread reads."""

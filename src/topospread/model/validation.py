@@ -933,6 +933,8 @@ def validate_object(obj: KubeObject) -> list[FieldError]:
     if isinstance(obj, Namespace):
         # ValidateNamespace: of what the scheduler reads, only the labels.
         return validate_labels(obj.metadata.labels, "metadata.labels")
+    if isinstance(obj, PodDisruptionBudget):
+        return validate_pod_disruption_budget(obj)
     return validate_stateful_set(obj)
 
 

@@ -11,7 +11,13 @@ from topospread.framework.config.types import PodTopologySpreadArgs
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle, Plugin
 from topospread.framework.runtime import PluginFactory
-from topospread.plugins import imagelocality, names, nodeports
+from topospread.plugins import (
+    defaultpreemption,
+    dynamicresources,
+    imagelocality,
+    names,
+    nodeports,
+)
 from topospread.plugins.interpodaffinity import plugin as inter_pod_affinity
 from topospread.plugins.nodeaffinity import node_affinity
 from topospread.plugins.nodename import node_name
@@ -36,6 +42,8 @@ def _pod_topology_spread(args: object | None, handle: Handle, features: Features
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Factories of every plugin topospread implements, by upstream name."""
     registry: dict[str, PluginFactory] = {
+        names.DEFAULT_PREEMPTION: defaultpreemption.new,
+        names.DYNAMIC_RESOURCES: dynamicresources.new,
         names.IMAGE_LOCALITY: imagelocality.new,
         names.INTER_POD_AFFINITY: inter_pod_affinity.new,
         names.NODE_AFFINITY: node_affinity.new,

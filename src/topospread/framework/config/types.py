@@ -21,6 +21,7 @@ __all__ = [
     "EXTENSION_POINTS",
     "IN_TREE_PLUGINS",
     "KIND",
+    "DefaultPreemptionArgs",
     "InterPodAffinityArgs",
     "NodeAffinityArgs",
     "NodeResourcesFitArgs",
@@ -165,6 +166,30 @@ class PodTopologySpreadArgs:
     """``System`` (the default) or ``List``. ``System`` uses the built-in constraints
     (zone skew 5, hostname skew 3, both ScheduleAnyway); ``List`` uses
     :attr:`default_constraints`."""
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultPreemptionArgs:
+    """``DefaultPreemptionArgs``: how many nodes the preemption dry run must find.
+
+    The configuration keeps these args in their defaulted v1 form (a dict, validated);
+    :meth:`from_v1` reads that form.
+    """
+
+    min_candidate_nodes_percentage: int = 10
+    """Percentage of the candidate nodes to dry-run at least (0..100)."""
+    min_candidate_nodes_absolute: int = 100
+    """Candidate nodes to dry-run at least (capped at the number of candidate nodes)."""
+
+    @classmethod
+    def from_v1(cls, args: Mapping[str, object]) -> DefaultPreemptionArgs:
+        """From the defaulted v1 JSON form (``minCandidateNodesPercentage``, ...)."""
+        percentage = args.get("minCandidateNodesPercentage", 10)
+        absolute = args.get("minCandidateNodesAbsolute", 100)
+        return cls(
+            percentage if isinstance(percentage, int) else 10,
+            absolute if isinstance(absolute, int) else 100,
+        )
 
 
 @dataclass(frozen=True, slots=True)

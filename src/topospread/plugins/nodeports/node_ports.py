@@ -96,6 +96,15 @@ class HostPortInfo:
         ip, protocol = _sanitize(ip, protocol)
         self._by_ip.setdefault(ip, set()).add((protocol, port))
 
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        """Forget a port (``HostPortInfo.Remove``), even if another pod still holds it."""
+        ip, protocol = _sanitize(ip, protocol)
+        used = self._by_ip.get(ip)
+        if used is not None:
+            used.discard((protocol, port))
+            if not used:
+                del self._by_ip[ip]
+
     def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
         """Whether ``(ip, protocol, port)`` collides with a port in use (``CheckConflict``)."""
         if port <= 0:
@@ -147,6 +156,8 @@ class NodePorts:
         if hit is not None and hit[0] is node_info and hit[1] == node_info.generation:
             return hit[2]
         used = HostPortInfo(port for pod in node_info.pods for port in host_ports(pod))
+        for ip, protocol, port in node_info.dropped_ports:
+            used.remove(ip, protocol, port)
         self._used[key] = (node_info, node_info.generation, used)
         self._used.move_to_end(key)
         if len(self._used) > _CACHE_SIZE:
