@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import chdir
 from pathlib import Path
 
 import pytest
@@ -123,11 +124,11 @@ def test_scores_are_reported_for_feasible_nodes_only_and_weighted_in_the_total()
     assert nodes["node-b2"]["totalScore"] == 100 * 3 + 97 + 100 * 2
 
 
-def test_several_cluster_files_are_read_in_order() -> None:
+def test_several_cluster_files_are_read_in_order(tmp_path: Path) -> None:
     folder = EXAMPLES / "system-defaults"
     docs = (folder / "cluster.yaml").read_text(encoding="utf-8").split("---\n")
     runner = CliRunner()
-    with runner.isolated_filesystem():
+    with chdir(tmp_path):
         Path("nodes.yaml").write_text("---\n".join(d for d in docs if "kind: Node" in d))
         Path("rest.yaml").write_text("---\n".join(d for d in docs if "kind: Node" not in d))
         result = runner.invoke(
@@ -148,9 +149,9 @@ def test_several_cluster_files_are_read_in_order() -> None:
     assert json.loads(result.stdout)["selectedNode"] == "node-b2"
 
 
-def test_objects_of_other_kinds_are_skipped_with_a_note() -> None:
+def test_objects_of_other_kinds_are_skipped_with_a_note(tmp_path: Path) -> None:
     runner = CliRunner()
-    with runner.isolated_filesystem():
+    with chdir(tmp_path):
         Path("extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
         result = runner.invoke(
             cli,
@@ -218,14 +219,16 @@ def test_invalid_objects_are_rejected_with_the_api_server_message(name: str, exp
     assert out == ""
 
 
-def test_a_pod_read_back_from_a_cluster_is_validated_as_stored_not_as_a_new_manifest() -> None:
+def test_a_pod_read_back_from_a_cluster_is_validated_as_stored_not_as_a_new_manifest(
+    tmp_path: Path,
+) -> None:
     # The API server merged pod-template-hash into the selector when it admitted the pod;
     # validating that again as a create would wrongly report the key as duplicated.
     admitted = ROOT / "tests" / "data" / "pods" / "admitted-with-merged-match-label-keys.yaml"
     code, _, err = run("explain", "--cluster", str(ONE / "cluster.yaml"), "--pod", str(admitted))
     assert code == 0, err
     runner = CliRunner()
-    with runner.isolated_filesystem():
+    with chdir(tmp_path):
         text = admitted.read_text(encoding="utf-8")
         Path("manifest.yaml").write_text(
             "\n".join(line for line in text.splitlines() if "uid:" not in line)

@@ -45,11 +45,10 @@ REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 UPSTREAM_VERSION = "v1.37.1"
 MAX_SAVED = 5
 """Regression files written per failing run: enough to see a pattern, not a flood."""
-PREEMPTION_COMPARED = os.environ.get("TOPOSPREAD_DIFF_STRICT_PREEMPTION") == "1"
-"""DefaultPreemption is being added to both engines (the PostFilter text at the end of the
-FailedScheduling message). Until it is done, scenarios whose results differ *only* in that
-text are counted and shown, not failed; everything else is compared as always.
-``TOPOSPREAD_DIFF_STRICT_PREEMPTION=1`` compares it too."""
+PREEMPTION_COMPARED = os.environ.get("TOPOSPREAD_DIFF_LENIENT_PREEMPTION") != "1"
+"""The preemption part of the FailedScheduling message and the ``preemption`` result are
+compared like everything else. ``TOPOSPREAD_DIFF_LENIENT_PREEMPTION=1`` only counts
+scenarios that differ in nothing else, for bisecting a preemption change."""
 
 
 # -- locating and building the oracle ----------------------------------------------------------
