@@ -61,6 +61,12 @@ def test_json_output_has_the_documented_shape_and_lists_nodes_in_input_order() -
     assert document["pod"] == "default/mypod"
     assert document["kubernetesVersion"] == KUBERNETES_VERSION
     assert [n["name"] for n in document["nodes"]] == ["node1", "node2", "node3", "node4"]
+    verdicts = document["nodes"][0].pop("verdicts")
+    assert verdicts["PodTopologySpread"] == {
+        "code": "Unschedulable",
+        "reasons": ["node(s) didn't match pod topology spread constraints"],
+    }
+    assert verdicts["TaintToleration"] == {"code": "Success", "reasons": []}
     assert document["nodes"][0] == {
         "name": "node1",
         "filter": {
@@ -241,3 +247,29 @@ def test_a_pod_read_back_from_a_cluster_is_validated_as_stored_not_as_a_new_mani
         "manifest.yaml: spec.topologySpreadConstraints[0][0]: Invalid value: "
         '"pod-template-hash": exists in both matchLabelKeys and labelSelector\n'
     )
+
+
+def test_json_lists_every_filter_plugins_verdict_not_only_the_first_rejection(
+    tmp_path: Path,
+) -> None:
+    # node1 is cordoned: NodeUnschedulable rejects it first; PodTopologySpread would too.
+    docs = (ONE / "cluster.yaml").read_text(encoding="utf-8").split("---\n")
+    docs[0] = docs[0].replace("status:\n", "spec:\n  unschedulable: true\nstatus:\n", 1)
+    (tmp_path / "cluster.yaml").write_text("---\n".join(docs), encoding="utf-8")
+    code, out, err = run(
+        "explain",
+        "--cluster",
+        str(tmp_path / "cluster.yaml"),
+        "--pod",
+        str(ONE / "pod.yaml"),
+        "-o",
+        "json",
+    )
+    assert code == 0, err
+    node1 = json.loads(out)["nodes"][0]
+    assert node1["filter"]["plugin"] == "NodeUnschedulable"
+    rejecting = {p: v["code"] for p, v in node1["verdicts"].items() if v["code"] != "Success"}
+    assert rejecting == {
+        "NodeUnschedulable": "UnschedulableAndUnresolvable",
+        "PodTopologySpread": "Unschedulable",
+    }

@@ -137,6 +137,12 @@ def _render_nodes(console: Console, explanation: Explanation) -> None:
             who = f"{node.filter.plugin}: " if node.filter.plugin else ""
             line.append(f"  {who}{'; '.join(node.filter.reasons)}")
         console.print(line)
+        for plugin, verdict in node.verdicts.items():
+            if not verdict.passed and plugin != node.filter.plugin:
+                console.print(
+                    f"      also rejected by {plugin} ({verdict.code.label}): "
+                    f"{'; '.join(verdict.reasons)}  [dim](kube-scheduler stops at the first)[/dim]"
+                )
         rejected_earlier = (
             not node.filter.passed and node.filter.plugin != names.POD_TOPOLOGY_SPREAD
         )

@@ -80,6 +80,10 @@ class NodeResult:
     """Σ score × weight; None for infeasible nodes."""
     raw_scores: Mapping[str, int] = field(default_factory=dict)
     """PodTopologySpread's raw score before normalization, for the explanation."""
+    verdicts: Mapping[str, FilterVerdict] = field(default_factory=dict)
+    """Every Filter plugin's own verdict on this node, in profile order (kube-scheduler stops
+    at the first rejection; this shows the rest too). Empty when PreFilter rejected the pod
+    or narrowed this node out; plugins whose PreFilter returned Skip are left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,10 @@ class Explanation:
                     },
                     "scores": dict(n.scores),
                     "totalScore": n.total_score,
+                    "verdicts": {
+                        plugin: {"code": v.code.label, "reasons": list(v.reasons)}
+                        for plugin, v in n.verdicts.items()
+                    },
                 }
                 for n in self.nodes
             ],
@@ -257,15 +265,14 @@ def explain(
         NodeResult(
             name=info.name,
             filter=FilterVerdict.of(cycle.statuses.get(info.name)),
-            scores=(
-                {**cycle.scores[info.name], **idle} if info.name in cycle.scores else {}
-            ),
+            scores=({**cycle.scores[info.name], **idle} if info.name in cycle.scores else {}),
             total_score=cycle.totals.get(info.name),
             raw_scores=(
                 {names.POD_TOPOLOGY_SPREAD: raw_spread[info.name]}
                 if info.name in raw_spread
                 else {}
             ),
+            verdicts=_every_verdict(framework, cycle, pod, info),
         )
         for info in snapshot.node_infos
     )
@@ -312,6 +319,31 @@ def _idle_scores(framework: Framework, features: Features) -> dict[str, int]:
         names.VOLUME_BINDING: features.enable_storage_capacity_scoring,
     }
     return {name: 0 for name in framework.unimplemented.get("score", ()) if idle.get(name)}
+
+
+def _every_verdict(
+    framework: Framework, cycle: CycleResult, pod: Pod, info: NodeInfo
+) -> dict[str, FilterVerdict]:
+    # Filters only read the cycle state, so asking each one after the cycle is safe; an
+    # early PreFilter rejection leaves later plugins without state, so nothing is asked.
+    pre = cycle.pre_filter
+    if pre.status is not None:
+        return {}
+    if (
+        pre.result is not None
+        and pre.result.node_names is not None
+        and info.name not in pre.result.node_names
+    ):
+        return {}
+    verdicts = {}
+    for plugin in framework.filter_plugins:
+        if plugin.name in cycle.state.skip_filter_plugins:
+            continue
+        status = plugin.filter(cycle.state, pod, info)
+        verdicts[plugin.name] = FilterVerdict.of(
+            None if status is None else status.with_plugin(plugin.name)
+        )
+    return verdicts
 
 
 def _spread_source(pod: Pod, framework: Framework) -> str:

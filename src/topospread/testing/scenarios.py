@@ -250,11 +250,26 @@ def scenario_from_documents(documents: list[Any]) -> tuple[Scenario, Obj | None]
 # -- comparing the engines ---------------------------------------------------------------------
 
 COMPARED_FIELDS = ("pod", "nodes", "selectedNode", "tiedNodes", "message")
+NODE_FIELDS = ("name", "filter", "scores", "totalScore")
+PREEMPTION_TIES = "_preemptionTies"
+"""Per-node fields both engines report (topospread adds explanation-only keys)."""
+
+
+def _project(result: Obj) -> Obj:
+    projected = {key: result.get(key) for key in COMPARED_FIELDS}
+    projected["nodes"] = [{key: n.get(key) for key in NODE_FIELDS} for n in result["nodes"]]
+    preemption = result.get("preemption")
+    if isinstance(preemption, dict):
+        projected["preemption"] = {
+            "nominatedNode": preemption.get("nominatedNode"),
+            "victims": preemption.get("victims"),
+        }
+    return projected
 
 
 def upstream_result(result: Obj) -> Obj:
-    """The compared fields of an oracle result."""
-    return {key: result.get(key) for key in COMPARED_FIELDS}
+    """The compared fields of an oracle result (``preemption`` only when it reports one)."""
+    return _project(result)
 
 
 def fit_error_part(message: str | None) -> str | None:
@@ -270,17 +285,38 @@ def fit_error_part(message: str | None) -> str | None:
 
 def differ_only_in_preemption(python: Obj, upstream: Obj) -> bool:
     """Whether the results disagree, but only in the preemption text of the message."""
-    if python == upstream:
+    if not differences(python, upstream):
         return False
-    strip = {"message": fit_error_part(python.get("message"))}
-    return {**python, **strip} == {
-        **upstream,
-        "message": fit_error_part(upstream.get("message")),
+    ours = {k: v for k, v in python.items() if k != "preemption"}
+    theirs = {k: v for k, v in upstream.items() if k != "preemption"}
+    return {**ours, "message": fit_error_part(ours.get("message"))} == {
+        **theirs,
+        "message": fit_error_part(theirs.get("message")),
     }
 
 
+def _accept_preemption_tie(python: Obj, upstream: Obj) -> Obj:
+    ties = python.get(PREEMPTION_TIES) or []
+    ours, theirs = python.get("preemption"), upstream.get("preemption")
+    python = {k: v for k, v in python.items() if k != PREEMPTION_TIES}
+    if not (isinstance(ours, dict) and isinstance(theirs, dict)):
+        return python
+    mine, chosen = ours.get("nominatedNode"), theirs.get("nominatedNode")
+    if mine == chosen or chosen not in ties or mine not in ties:
+        return python
+    message = python.get("message")
+    if isinstance(message, str):
+        message = message.replace(f"on node {mine},", f"on node {chosen},")
+    return {**python, "message": message, "preemption": {**ours, "nominatedNode": chosen}}
+
+
 def differences(python: Obj, upstream: Obj) -> list[str]:
-    """Readable differences, the first disagreeing node first; empty when they agree."""
+    """Readable differences, the first disagreeing node first; empty when they agree.
+
+    When topospread's preemption candidates tie on every criterion, upstream's nominee is
+    accepted if it is one of them (upstream's choice among ties is not deterministic).
+    """
+    python = _accept_preemption_tie(python, upstream)
     lines: list[str] = []
     python_nodes = {n["name"]: n for n in python["nodes"]}
     upstream_nodes = {n["name"]: n for n in upstream["nodes"]}
@@ -304,7 +340,13 @@ def differences(python: Obj, upstream: Obj) -> list[str]:
         for key in ("pod", "selectedNode", "tiedNodes", "message")
         if python.get(key) != upstream.get(key)
     )
-    if not lines and python != upstream:
+    if "preemption" in upstream and python.get("preemption") != upstream["preemption"]:
+        lines.append(
+            f"preemption:\n  python:   {python.get('preemption')!r}\n"
+            f"  upstream: {upstream['preemption']!r}"
+        )
+    comparable = {k: v for k, v in python.items() if k != "preemption" or k in upstream}
+    if not lines and comparable != upstream:
         lines.append("results differ")
     return lines
 
@@ -331,7 +373,13 @@ def run_python(scenario: Scenario) -> Explanation:
 def python_result(explanation: Explanation) -> Obj:
     """The compared fields of topospread's explain JSON."""
     data = explanation.to_json()
-    return {key: data[key] for key in COMPARED_FIELDS}
+    projected = _project(data)
+    preemption = data.get("preemption")
+    if isinstance(preemption, dict) and preemption.get("tiedNodes"):
+        # Candidates equal on every criterion: upstream's pick among them depends on the
+        # order its parallel dry run finished in; any of them is a faithful answer.
+        projected[PREEMPTION_TIES] = list(preemption["tiedNodes"])
+    return projected
 
 
 # -- small building blocks ---------------------------------------------------------------------
