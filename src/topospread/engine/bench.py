@@ -87,7 +87,7 @@ def schedule_sequentially(
             placements.append(Placement(pod.key, None, message))
             continue
         result = schedule_one(
-            framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True
+            framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True, lean=True
         )
         node = result.selected_node
         if node is None:

@@ -14,12 +14,15 @@ oracle's ``bench`` does); kube-scheduler picks at random.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.interfaces import NodeToStatus, PostFilterResult
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, IntArray
 from topospread.framework.runtime import Framework, PreFilterOutcome
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
@@ -144,6 +147,7 @@ def schedule_one(
     *,
     skip_single_node_scoring: bool = False,
     visit_order_ties: bool = False,
+    lean: bool = False,
 ) -> CycleResult:
     """Run one cycle of ``pod`` against the framework's snapshot.
 
@@ -153,14 +157,29 @@ def schedule_one(
     ``visit_order_ties`` (with ``search``) keeps the feasible nodes in the order the
     search visited them — upstream's feasible list at parallelism 1 — so that a tie goes
     to the first node visited rather than the first in snapshot order.
+    With ``search``, a pod with ``nominated_node_name`` first tries only that node
+    (``evaluateNominatedNode``, see :func:`_evaluate_nominated_node`).
+    ``lean`` (with ``search``) leaves out of the result what only explanations read when
+    a node is selected: the statuses of the rejected nodes and the per-plugin scores.
+
+    With ``search``, Filter and Score run in bulk over the snapshot's
+    :class:`~topospread.framework.node_table.NodeTable` when every active plugin offers
+    its batch extension (``Framework.batch_enabled``); the decisions are those of the
+    per-node path, which still handles a cycle where no node fits.
     """
     if not framework.handle.snapshot.node_infos:
         # schedulePod returns ErrNoNodesAvailable before any plugin runs.
         return CycleResult(
             CycleState(), PreFilterOutcome(None, None), {}, [], message=NO_NODES_AVAILABLE
         )
+    if search is not None and pod.nominated_node_name:
+        nominated = _evaluate_nominated_node(framework, pod)
+        if nominated is not None:
+            return nominated
     if search is not None:
-        return _schedule_sampled(framework, pod, search, skip_single_node_scoring, visit_order_ties)
+        return _schedule_sampled(
+            framework, pod, search, skip_single_node_scoring, visit_order_ties, lean
+        )
     state = CycleState()
     node_infos = framework.handle.snapshot.node_infos
     total = len(node_infos)
@@ -189,7 +208,7 @@ def schedule_one(
             if allowed is not None and info.name not in allowed:
                 statuses[info.name] = absent
                 continue
-            status = framework.run_filter_plugins(state, pod, info)
+            status = framework.run_filter_plugins_with_nominated_pods(state, pod, info)
             statuses[info.name] = status
             if status is not None:
                 explicit[info.name] = status
@@ -269,6 +288,7 @@ def _schedule_sampled(
     search: NodeSearch,
     skip_single_node_scoring: bool,
     visit_order_ties: bool = False,
+    lean: bool = False,
 ) -> CycleResult:
     # findNodesThatFitPod + findNodesThatPassFilters with parallelism 1. Nodes are
     # visited from nextStartNodeIndex; after K feasible nodes the scan goes on, recording
@@ -313,6 +333,26 @@ def _schedule_sampled(
     if not framework.plugins_at("score"):
         to_find = 1  # no scoring (and no extenders): any feasible node will do
     start = search.next_start_node_index
+    if searched and framework.batch_enabled and framework.plugins_at("filter"):
+        mask = framework.run_filter_plugins_batch(state, pod)
+        if mask is not None:
+            mask = _with_nominated_pods(framework, state, pod, mask)
+        if mask is not None:
+            found = _search_batch(framework, nodes, mask, start, to_find, visit_order_ties)
+            if found is not None:
+                rows, visited = found
+                if total:
+                    search.next_start_node_index = (start + len(visited)) % total
+                return _score_batch(
+                    framework,
+                    pod,
+                    state,
+                    pre,
+                    statuses,
+                    (rows, visited, mask),
+                    skip_single_node_scoring,
+                    lean,
+                )
     feasible_at: list[tuple[int, NodeInfo]] = []
     explicit: dict[str, Status] = {}
     error: Status | None = None
@@ -324,7 +364,7 @@ def _schedule_sampled(
         for i in range(searched):
             index = (start + i) % searched
             info = nodes[index]
-            status = framework.run_filter_plugins(state, pod, info)
+            status = framework.run_filter_plugins_with_nominated_pods(state, pod, info)
             if status is None:
                 if len(feasible_at) == to_find:
                     break
@@ -352,3 +392,156 @@ def _schedule_sampled(
     if error is None and not feasible:
         return _post_filter(framework, pod, result, _node_to_status(explicit, absent))
     return _score(framework, pod, result, skip_single_node_scoring)
+
+
+def _search_batch(
+    framework: Framework,
+    nodes: Sequence[NodeInfo],
+    mask: BoolArray,
+    start: int,
+    to_find: int,
+    visit_order_ties: bool,
+) -> tuple[IntArray, IntArray] | None:
+    # The scan of _schedule_sampled over a precomputed verdict per node: visit ``nodes``
+    # from ``start``; the rows of the feasible nodes found before the (to_find+1)-th
+    # one, and the rows the scan processed (feasible + rejected), in visit order. None
+    # when no node fits: the per-node scan then records every rejection for the
+    # FitError and PostFilter.
+    table = framework.handle.snapshot.table()
+    searched = len(nodes)
+    if searched == len(table):
+        positions: IntArray = np.arange(searched, dtype=np.int64)
+    else:
+        row_of = table.row_of
+        positions = np.fromiter((row_of[info.name] for info in nodes), np.int64, searched)
+    first = start % searched
+    order = np.concatenate((positions[first:], positions[:first]))
+    hits = np.flatnonzero(mask[order])
+    if not len(hits):
+        return None
+    if len(hits) > to_find:
+        visited = int(hits[to_find])
+        hits = hits[:to_find]
+    else:
+        visited = searched
+    rows = order[hits]
+    if not visit_order_ties:
+        rows = np.sort(rows)  # ``positions`` ascend, so row order is snapshot order
+    return rows, order[:visited]
+
+
+def _score_batch(
+    framework: Framework,
+    pod: Pod,
+    state: CycleState,
+    pre: PreFilterOutcome,
+    statuses: dict[str, Status | None],
+    search: tuple[IntArray, IntArray, BoolArray],
+    skip_single_node_scoring: bool,
+    lean: bool,
+) -> CycleResult:
+    # _score for feasible nodes found in bulk: the same steps, arrays instead of dicts.
+    rows, visited, mask = search
+    table = framework.handle.snapshot.table()
+    infos = table.node_infos
+    feasible = [infos[row] for row in rows.tolist()]
+    if not lean:
+        _record_rejections(framework, state, pod, statuses, visited, mask)
+    for info in feasible:
+        statuses[info.name] = None
+    result = CycleResult(state, pre, statuses, feasible)
+    if (skip_single_node_scoring and len(feasible) == 1) or not framework.plugins_at("score"):
+        return _score(framework, pod, result, skip_single_node_scoring)
+    status = framework.run_pre_score_plugins(state, pod, feasible)
+    if status is not None:
+        result.message = status.message
+        return result
+    scores, status = framework.run_score_plugins_batch(state, pod, table, rows)
+    if status is not None or scores is None:
+        result.message = status.message if status is not None else "scoring failed"
+        return result
+    totals = scores.totals
+    names = [info.name for info in feasible]
+    result.totals = dict(zip(names, totals.tolist(), strict=True))
+    if not lean:
+        columns = {name: values.tolist() for name, values in scores.by_plugin.items()}
+        for i, name in enumerate(names):
+            result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
+    tied = np.flatnonzero(totals == totals.max()).tolist()
+    result.tied_nodes = tuple(names[i] for i in tied)
+    result.selected_node = result.tied_nodes[0]
+    return result
+
+
+def _record_rejections(
+    framework: Framework,
+    state: CycleState,
+    pod: Pod,
+    statuses: dict[str, Status | None],
+    visited: IntArray,
+    mask: BoolArray,
+) -> None:
+    # The statuses the per-node scan records: each rejected node it visited, in visit
+    # order, re-run per node for the exact first rejecting plugin and its reasons.
+    infos = framework.handle.snapshot.table().node_infos
+    for row in visited[~mask[visited]].tolist():
+        info = infos[row]
+        status = framework.run_filter_plugins(state, pod, info)
+        if status is not None:
+            statuses[info.name] = status
+
+
+def _evaluate_nominated_node(framework: Framework, pod: Pod) -> CycleResult | None:
+    """``findNodesThatFitPod``'s first try for a pod nominated by an earlier preemption.
+
+    ``evaluateNominatedNode``: after PreFilter, only ``pod.nominated_node_name`` is
+    filtered (with the nominated pods, as ``findNodesThatPassFilters`` filters); if it
+    passes, it is selected without scoring (``schedulePod`` takes a lone feasible node)
+    and the search's start index stays. None — PreFilter failed, the node is gone, or it
+    rejected the pod or erred — means the full search runs. It starts afresh here
+    (PreFilter runs again on a new cycle state), where upstream goes on with the same
+    cycle state and keeps the nominated node's rejection in the diagnosis: the two
+    differ only when the search then leaves that node out (outside PreFilter's node set,
+    or not reached in a search cut short), where upstream also counts it in the
+    FitError and in ``nextStartNodeIndex``.
+    """
+    info = framework.handle.snapshot.get(pod.nominated_node_name)
+    if info is None:
+        return None  # upstream logs the error and searches every node
+    state = CycleState()
+    pre = framework.run_pre_filter_plugins(state, pod)
+    if pre.status is not None:
+        return None  # the full cycle reports the PreFilter failure
+    if framework.plugins_at("filter"):
+        status = framework.run_filter_plugins_with_nominated_pods(state, pod, info)
+        if status is not None:
+            return None
+    return CycleResult(
+        state,
+        pre,
+        {info.name: None},
+        [info],
+        selected_node=info.name,
+        tied_nodes=(info.name,),
+    )
+
+
+def _with_nominated_pods(
+    framework: Framework, state: CycleState, pod: Pod, mask: BoolArray
+) -> BoolArray | None:
+    # RunFilterPluginsWithNominatedPods for the bulk search: nodes with nominated pods
+    # are judged per node, with those pods; an Error there returns None so that the
+    # per-node scan stops at it as upstream's does.
+    names = framework.nominated_node_names
+    if names is None:
+        return mask
+    table = framework.handle.snapshot.table()
+    for name in names():
+        row = table.row_of.get(name)
+        if row is None:
+            continue
+        status = framework.run_filter_plugins_with_nominated_pods(state, pod, table.node_infos[row])
+        if status is not None and status.code is Code.ERROR:
+            return None
+        mask[row] = status is None
+    return mask

@@ -13,6 +13,13 @@ Contract, as the framework runtime guarantees it:
   place. The framework multiplies by the plugin's weight afterwards.
 * PostFilter runs only when no node fits, with every node's rejecting status; it may
   nominate a node (preemption) for a later cycle. Success ends the PostFilter phase.
+
+Batch extensions (optional, for speed, never for different answers): a Filter plugin may
+also offer ``filter_batch`` (every node's verdict at once, as a NumPy mask over the
+snapshot's :class:`~topospread.framework.node_table.NodeTable`), a Score plugin
+``score_batch`` and its ScoreExtensions ``normalize_batch``. Each returns None when it
+cannot answer this cycle in bulk, and the runtime then calls the per-node method. A batch
+answer must equal what the per-node calls would give, node for node.
 """
 
 from __future__ import annotations
@@ -23,12 +30,16 @@ from typing import Protocol, runtime_checkable
 
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.node_info import ClusterObjects, NodeInfo, Snapshot
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 
 __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "BatchFilterPlugin",
+    "BatchNormalizeScore",
+    "BatchScorePlugin",
     "FilterPlugin",
     "Handle",
     "NodeScore",
@@ -231,4 +242,39 @@ class ScorePlugin(Plugin, Protocol):
 
     def score_extensions(self) -> ScoreExtensions | None:
         """NormalizeScore support, or None."""
+        ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Plugin, Protocol):
+    """A Filter that can also judge every node at once."""
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """True per table row where ``filter`` would return None; None to decline.
+
+        Only offered where ``filter`` cannot return an Error this cycle. The array may be
+        a memoised column: callers must not modify it.
+        """
+        ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Plugin, Protocol):
+    """A Score plugin that can also score many nodes at once."""
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """The raw ``score`` of the nodes at ``rows`` (a new array); None to decline."""
+        ...
+
+
+@runtime_checkable
+class BatchNormalizeScore(Protocol):
+    """ScoreExtensions that can also normalize an array of raw scores."""
+
+    def normalize_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, scores: IntArray
+    ) -> IntArray | None:
+        """``normalize_score`` of the nodes at ``rows`` with raw ``scores``; None to decline."""
         ...

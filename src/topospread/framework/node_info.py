@@ -12,6 +12,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from topospread.framework.node_table import IntArray, NodeTable
 from topospread.model.objects import (
     Namespace,
     Node,
@@ -37,6 +40,8 @@ class NodeInfo:
         "name",
         "node",
         "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
         "snapshot",
     )
 
@@ -51,6 +56,10 @@ class NodeInfo:
         self.pods: list[Pod] = []
         """Assigned pods in the order they were added."""
         self._by_namespace: dict[str, list[Pod]] = {}
+        self.pods_with_affinity: list[Pod] = []
+        """Assigned pods with inter-pod affinity or anti-affinity terms (``PodsWithAffinity``)."""
+        self.pods_with_required_anti_affinity: list[Pod] = []
+        """Assigned pods with required anti-affinity terms (``PodsWithRequiredAntiAffinity``)."""
         self._requested: object | None = None
         self.generation = 0
         """Bumped on every change, so caches keyed by it stay correct."""
@@ -74,6 +83,11 @@ class NodeInfo:
             self.dropped_ports = self.dropped_ports - _host_port_keys(pod)
         self.pods.append(pod)
         self._by_namespace.setdefault(pod.namespace, []).append(pod)
+        affinity = pod.affinity
+        if affinity is not None and affinity.has_pod_affinity:
+            self.pods_with_affinity.append(pod)
+            if affinity.pod_anti_affinity_required:
+                self.pods_with_required_anti_affinity.append(pod)
         self._requested = None
         self.generation += 1
         if self.snapshot is not None:
@@ -89,6 +103,11 @@ class NodeInfo:
                     self.dropped_ports = self.dropped_ports | ports
                 group = self._by_namespace[pod.namespace]
                 group.remove(existing)
+                affinity = existing.affinity
+                if affinity is not None and affinity.has_pod_affinity:
+                    _remove_identical(self.pods_with_affinity, existing)
+                    if affinity.pod_anti_affinity_required:
+                        _remove_identical(self.pods_with_required_anti_affinity, existing)
                 self._requested = None
                 self.generation += 1
                 if self.snapshot is not None:
@@ -105,6 +124,13 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.node.name!r}, pods={len(self.pods)})"
+
+
+def _remove_identical(pods: list[Pod], pod: Pod) -> None:
+    for index, candidate in enumerate(pods):
+        if candidate is pod:
+            del pods[index]
+            return
 
 
 def _host_port_keys(pod: Pod) -> frozenset[tuple[str, str, int]]:
@@ -202,7 +228,7 @@ class PodCounter:
     (node labels decide domains) — per-node counts survive, since pods did not move.
     """
 
-    __slots__ = ("domains", "namespace", "per_node", "predicate")
+    __slots__ = ("column", "domains", "namespace", "per_node", "predicate")
 
     def __init__(self, namespace: str, predicate: PodPredicate) -> None:
         self.namespace = namespace
@@ -211,6 +237,9 @@ class PodCounter:
         """Node name -> counted pods; nodes with none may be absent."""
         self.domains: dict[tuple[str, frozenset[str]], DomainTotals] = {}
         """(topology key, required keys) -> totals, built on first use."""
+        self.column: tuple[NodeTable, IntArray] | None = None
+        """``per_node`` as an array over a node table's rows, once asked for
+        (:meth:`Snapshot.counter_column`); kept current while that table is."""
 
     def count(self, node_name: str) -> int:
         """Counted pods on one node."""
@@ -225,7 +254,14 @@ class Snapshot:
     them instead of walking every pod each cycle).
     """
 
-    __slots__ = ("_by_name", "_counters", "node_infos")
+    __slots__ = (
+        "_affinity_pods",
+        "_anti_affinity_pods",
+        "_by_name",
+        "_counters",
+        "_table",
+        "node_infos",
+    )
 
     use_count_cache: bool = True
     """Whether :meth:`pod_counter` serves caches; tests switch it off to compare with a
@@ -239,6 +275,9 @@ class Snapshot:
         """Every node, in the order given."""
         self._by_name: dict[str, NodeInfo] = {}
         self._counters: OrderedDict[Hashable, PodCounter] = OrderedDict()
+        self._table: NodeTable | None = None
+        self._affinity_pods = 0
+        self._anti_affinity_pods = 0
         for node in nodes:
             info = NodeInfo(node)
             info.snapshot = self
@@ -278,6 +317,8 @@ class Snapshot:
         if info is not None:
             self.node_infos.remove(info)
             info.snapshot = None
+            self._affinity_pods -= len(info.pods_with_affinity)
+            self._anti_affinity_pods -= len(info.pods_with_required_anti_affinity)
             for counter in self._counters.values():
                 counter.per_node.pop(node_name, None)
             self._nodes_changed()
@@ -290,6 +331,27 @@ class Snapshot:
         info.generation += 1
         self._nodes_changed()
         return info
+
+    def table(self) -> NodeTable:
+        """The nodes as columns for vectorised plugins, kept current with every change."""
+        table = self._table
+        if table is None:
+            table = self._table = NodeTable(self.node_infos)
+        return table
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        """Nodes with at least one pod with inter-pod (anti-)affinity terms, in node order
+        (``HavePodsWithAffinityList``)."""
+        if not self._affinity_pods:
+            return []
+        return [info for info in self.node_infos if info.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        """Nodes with at least one pod with required anti-affinity terms, in node order
+        (``HavePodsWithRequiredAntiAffinityList``)."""
+        if not self._anti_affinity_pods:
+            return []
+        return [info for info in self.node_infos if info.pods_with_required_anti_affinity]
 
     # -- counters ------------------------------------------------------------------
 
@@ -321,6 +383,20 @@ class Snapshot:
             self._counters.popitem(last=False)
         return counter
 
+    def counter_column(self, counter: PodCounter) -> IntArray:
+        """``counter``'s per-node counts as an array over :meth:`table`'s rows."""
+        table = self.table()
+        if counter.column is not None and counter.column[0] is table:
+            return counter.column[1]
+        column = np.zeros(len(table), np.int64)
+        row_of = table.row_of
+        for name, count in counter.per_node.items():
+            row = row_of.get(name)
+            if row is not None:
+                column[row] = count
+        counter.column = (table, column)
+        return column
+
     def domain_totals(
         self, counter: PodCounter, topology_key: str, required_keys: frozenset[str]
     ) -> DomainTotals:
@@ -340,12 +416,25 @@ class Snapshot:
 
     def _pod_changed(self, info: NodeInfo, pod: Pod, delta: int) -> None:
         # Called by NodeInfo.add_pod/remove_pod of this snapshot's nodes.
+        if self._table is not None:
+            self._table.pod_changed(info.name, pod, delta)
+        affinity = pod.affinity
+        if affinity is not None and affinity.has_pod_affinity:
+            self._affinity_pods += delta
+            if affinity.pod_anti_affinity_required:
+                self._anti_affinity_pods += delta
         for counter in self._counters.values():
             if counter.namespace != pod.namespace or not counter.predicate(pod):
                 continue
             per_node = counter.per_node
             name = info.name
             per_node[name] = per_node.get(name, 0) + delta
+            if counter.column is not None:
+                table, column = counter.column
+                if table is self._table:
+                    column[table.row_of[name]] += delta
+                else:
+                    counter.column = None
             for domains in counter.domains.values():
                 value = domains.domain_of(info.node)
                 if value is not None:
@@ -353,5 +442,6 @@ class Snapshot:
 
     def _nodes_changed(self) -> None:
         # Node labels and node order decide domains and their order: rebuild on next use.
+        self._table = None
         for counter in self._counters.values():
             counter.domains.clear()

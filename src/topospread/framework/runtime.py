@@ -12,9 +12,11 @@ Plugins that exist upstream but are not implemented here are recorded in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from topospread.errors import ConfigError, FieldError
 from topospread.framework.config.types import IN_TREE_PLUGINS, Plugins, PluginSet, Profile
@@ -36,11 +38,13 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status, is_success
 from topospread.model.objects import Pod
 
 __all__ = [
     "EXTENSION_POINTS",
+    "BatchScores",
     "Framework",
     "NodePluginScores",
     "PluginFactory",
@@ -95,12 +99,26 @@ class NodePluginScores:
     """Σ normalized × weight."""
 
 
+@dataclass(slots=True)
+class BatchScores:
+    """Scores of many nodes at once: per plugin the normalized scores (before weight)
+    and the weighted totals, each an array aligned with the scored rows."""
+
+    rows: IntArray
+    by_plugin: dict[str, IntArray]
+    totals: IntArray
+
+
 def _enabled_names(plugin_set: PluginSet) -> list[str]:
     return [ref.name for ref in plugin_set.enabled]
 
 
 class Framework:
     """One profile's plugins, ready to run scheduling cycles."""
+
+    nominated_pods_for_node: Callable[[str], Sequence[Pod]] | None = None
+    """The pod nominator (``NominatedPodsForNode``): node name -> the pending pods nominated
+    to it by preemption. None (the default, as for ``explain``): there are none."""
 
     def __init__(
         self,
@@ -154,6 +172,12 @@ class Framework:
         self.score_plugins: list[ScorePlugin] = self._runnable("score")
         self.score_weights: dict[str, int] = self._score_weights(plugins)
         self._filters_for_skip: tuple[frozenset[str], list[FilterPlugin]] | None = None
+        self.batch_enabled = True
+        """Whether cycles with a node search may use the plugins' batch extensions;
+        tests switch it off to compare with the per-node path. Not a user option."""
+        self.nominated_node_names: Callable[[], Iterable[str]] | None = None
+        """The nodes that have nominated pods (set with ``nominated_pods_for_node``): the
+        bulk search re-checks exactly these with :meth:`run_filter_plugins_with_nominated_pods`."""
 
     # -- construction --------------------------------------------------------------
 
@@ -291,6 +315,21 @@ class Framework:
                 return status.with_plugin(plugin.name)
         return None
 
+    def run_filter_plugins_batch(self, state: CycleState, pod: Pod) -> BoolArray | None:
+        """Every node's Filter verdict at once (True = feasible), or None when some active
+        Filter declines to answer in bulk this cycle (then the per-node path runs)."""
+        table = self.handle.snapshot.table()
+        mask: BoolArray | None = None
+        for plugin in self._active_filters(state.skip_filter_plugins):
+            batch = getattr(plugin, "filter_batch", None)
+            if batch is None:
+                return None
+            verdicts: BoolArray | None = batch(state, pod, table)
+            if verdicts is None:
+                return None
+            mask = verdicts.copy() if mask is None else np.logical_and(mask, verdicts, out=mask)
+        return mask if mask is not None else np.ones(len(table), np.bool_)
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
     ) -> Status | None:
@@ -326,11 +365,39 @@ class Framework:
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None:
-        """``RunFilterPluginsWithNominatedPods`` without a pod nominator.
+        """The Filters with the node's nominated pods (``RunFilterPluginsWithNominatedPods``).
 
-        topospread keeps no nominated pods (no scheduling queue), so the first pass adds
-        nothing and the second is not run: this is :meth:`run_filter_plugins`.
+        ``addGENominatedPods``: the pods :attr:`nominated_pods_for_node` names for this
+        node with a priority at least the pod's (not the pod itself) are added to a clone
+        of the NodeInfo and, through AddPod, of the cycle state — the pod must not take
+        room opened for them. If any were added and the Filters pass with them, the
+        Filters run again without them (a nominated pod may yet land elsewhere, and some
+        Filters, like pod affinity, pass only with it). Without nominated pods this is
+        :meth:`run_filter_plugins`. A failing AddPod is an Error.
         """
+        nominator = self.nominated_pods_for_node
+        if nominator is None:
+            return self.run_filter_plugins(state, pod, node_info)
+        nominated = nominator(node_info.name)
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info)
+        priority = pod.priority or 0  # corev1helpers.PodPriority
+        state_out: CycleState | None = None
+        info_out: NodeInfo | None = None
+        for other in nominated:
+            if (other.priority or 0) < priority or _same_pod(other, pod):
+                continue
+            if state_out is None or info_out is None:
+                state_out, info_out = state.clone(), node_info.clone()
+            info_out.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_out, pod, other, info_out)
+            if status is not None:
+                return as_status(status.message)
+        if state_out is None or info_out is None:
+            return self.run_filter_plugins(state, pod, node_info)
+        status = self.run_filter_plugins(state_out, pod, info_out)
+        if status is not None:
+            return status  # rejected (or an Error) with the nominated pods: no second pass
         return self.run_filter_plugins(state, pod, node_info)
 
     def run_post_filter_plugins(
@@ -415,3 +482,66 @@ class Framework:
                 entry.scores[name] = value
                 entry.total_score += value * weight
         return results, None
+
+    def run_score_plugins_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> tuple[BatchScores | None, Status | None]:
+        """:meth:`run_score_plugins` over the nodes at ``rows`` of ``table``, with arrays.
+
+        Plugins with ``score_batch`` / ``normalize_batch`` answer in bulk; the others are
+        called per node, exactly as :meth:`run_score_plugins` calls them.
+        """
+        plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
+        totals: IntArray = np.zeros(len(rows), np.int64)
+        by_plugin: dict[str, IntArray] = {}
+        infos = table.node_infos
+        for plugin in plugins:
+            name = plugin.name
+            batch = getattr(plugin, "score_batch", None)
+            raw: IntArray | None = batch(state, pod, table, rows) if batch is not None else None
+            if raw is None:
+                values = []
+                for row in rows.tolist():
+                    value, status = plugin.score(state, pod, infos[row])
+                    if status is not None and status.code is not Code.SUCCESS:
+                        return None, as_status(f"running Score plugins: {status.message}")
+                    values.append(value)
+                raw = np.array(values, np.int64)
+            extensions = plugin.score_extensions()
+            if extensions is not None:
+                normalized: IntArray | None = None
+                normalize = getattr(extensions, "normalize_batch", None)
+                if normalize is not None:
+                    normalized = normalize(state, pod, table, rows, raw)
+                if normalized is None:
+                    entries = [
+                        NodeScore(infos[row].name, value)
+                        for row, value in zip(rows.tolist(), raw.tolist(), strict=True)
+                    ]
+                    status = extensions.normalize_score(state, pod, entries)
+                    if not is_success(status):
+                        assert status is not None
+                        return None, as_status(
+                            "running Normalize on Score plugins: "
+                            f'plugin "{name}" failed with: {status.message}'
+                        )
+                    normalized = np.array([e.score for e in entries], np.int64)
+                raw = normalized
+            if len(raw) and (int(raw.min()) < MIN_NODE_SCORE or int(raw.max()) > MAX_NODE_SCORE):
+                bad = next(v for v in raw.tolist() if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+                return None, as_status(
+                    f'plugin "{name}" returns an invalid score {bad}, '
+                    f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                    "after normalizing"
+                )
+            by_plugin[name] = raw
+            totals += raw * self.score_weights.get(name, 1)
+        return BatchScores(rows, by_plugin, totals), None
+
+
+def _same_pod(a: Pod, b: Pod) -> bool:
+    # Upstream compares UIDs, which the API server always sets; pods read from files or
+    # made by the simulator may have none, and are then told apart by namespace/name.
+    if a.metadata.uid and b.metadata.uid:
+        return a.metadata.uid == b.metadata.uid
+    return a.key == b.key

@@ -46,6 +46,7 @@ __all__ = [
     "label_key_errors",
     "label_value_errors",
     "match_node_selector_terms",
+    "node_selection_key",
     "node_selector",
     "preferred_scheduling_terms",
     "required_node_affinity",
@@ -63,6 +64,7 @@ _LABEL_OPERATORS: Final = {
     "Lt": Operator.LESS_THAN,
 }
 _FIELD_OPERATORS: Final = ("In", "NotIn")
+
 
 def label_key_errors(key: str) -> list[str]:
     """Why ``key`` is not a valid label key (``content.IsLabelKey``); empty when it is."""
@@ -426,3 +428,11 @@ def required_node_affinity(pod: Pod) -> RequiredNodeAffinity:
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return result
+
+
+def node_selection_key(pod: Pod) -> tuple[object, ...]:
+    """What of the pod decides which nodes it may select: its nodeSelector and node
+    affinity, as a hashable value (a memo key for per-node answers)."""
+    affinity = pod.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    return (tuple(sorted(pod.node_selector.items())), node_affinity)

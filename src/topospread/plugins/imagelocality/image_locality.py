@@ -31,10 +31,12 @@ from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import MAX_NODE_SCORE, Handle, ScoreExtensions, ScorePlugin
 from topospread.framework.node_info import NodeInfo, Snapshot
+from topospread.framework.node_table import IntArray, NodeTable
 from topospread.framework.status import Status
 from topospread.model.objects import Pod
 from topospread.plugins import names
 from topospread.plugins.helper import go_div
+from topospread.plugins.helper.batch import node_scores
 
 __all__ = [
     "MAX_CONTAINER_THRESHOLD",
@@ -157,6 +159,13 @@ class ImageLocality:
         table = self._table(state)
         total, count = self.sum_image_scores(node_info, pod, table)
         return calculate_priority(total, count), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Scores of many nodes: they depend only on node objects and the pod's images."""
+        images = tuple(c.image for c in (*pod.init_containers, *pod.containers))
+        return node_scores(table, self, images, state, pod, rows)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """None: scores are already in 0..100."""

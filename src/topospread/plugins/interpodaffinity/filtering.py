@@ -148,11 +148,16 @@ def compute_pre_filter_state(
     nodes: Sequence[NodeInfo],
     terms_of: Callable[[Pod], PodTerms],
 ) -> PreFilterState:
-    """Count over every pod of every node (``PreFilter``); ``terms_of`` parses a pod's terms."""
+    """Count over every pod of ``nodes`` (``PreFilter``); ``terms_of`` parses a pod's terms.
+
+    Without incoming terms only existing pods' required anti-affinity counts, so the
+    caller may pass just the nodes with such pods; only those pods are visited then.
+    """
     state = PreFilterState(pod, affinity_terms, anti_affinity_terms, namespace_labels, {}, {}, {})
+    incoming = bool(affinity_terms or anti_affinity_terms)
     for node_info in nodes:
         node = node_info.node
-        for existing in node_info.pods:
+        for existing in node_info.pods if incoming else node_info.pods_with_required_anti_affinity:
             # getExistingAntiAffinityCounts: the existing pod's own terms, its namespace
             # selector matched against the incoming pod's namespace labels.
             _update_with_anti_affinity_terms(

@@ -125,6 +125,10 @@ class InterPodAffinity:
         objects = self._handle.objects
         affinity_terms = tuple(merge_namespaces(t, objects) for t in terms.required_affinity)
         anti_terms = tuple(merge_namespaces(t, objects) for t in terms.required_anti_affinity)
+        snapshot = self._handle.snapshot
+        if not affinity_terms and not anti_terms and nodes is snapshot.node_infos:
+            # getExistingAntiAffinityCounts visits only HavePodsWithRequiredAntiAffinityList.
+            nodes = snapshot.have_pods_with_required_anti_affinity()
         s = compute_pre_filter_state(
             pod,
             affinity_terms,
@@ -200,15 +204,17 @@ class InterPodAffinity:
                 for w in terms.preferred_anti_affinity
             ),
         )
-        # Upstream visits only nodes and pods with affinity unless the incoming pod has
-        # preferred terms; pods without terms add nothing either way, so all are visited.
+        # Unless the incoming pod has preferred terms, upstream visits only the nodes with
+        # pods with affinity terms (HavePodsWithAffinityList), and only those pods.
+        snapshot = self._handle.snapshot
         topology_score = compute_topology_score(
             pod,
             merged,
             namespace_labels(pod.namespace, objects),
-            self._handle.snapshot.node_infos,
+            snapshot.node_infos if has_constraints else snapshot.have_pods_with_affinity(),
             self.terms_of,
             hard_pod_affinity_weight=self.args.hard_pod_affinity_weight,
+            only_pods_with_affinity=not has_constraints,
         )
         if not topology_score:
             return Status(Code.SKIP)

@@ -91,10 +91,13 @@ def compute_topology_score(
     terms_of: Callable[[Pod], PodTerms],
     *,
     hard_pod_affinity_weight: int,
+    only_pods_with_affinity: bool = False,
 ) -> TopologyScore:
     """Sum the weights over every existing pod of ``nodes`` (``PreScore``'s loop).
 
     ``pod_terms`` are the incoming pod's terms with preferred namespace selectors merged.
+    ``only_pods_with_affinity`` visits only pods with terms of their own: right when
+    the incoming pod has no preferred terms, as then nothing else adds to the score.
     """
     scores: TopologyScore = {}
     for node_info in nodes:
@@ -102,7 +105,7 @@ def compute_topology_score(
         # processExistingPod: pods on nodes without any label contribute nothing.
         if not node.labels:
             continue
-        for existing in node_info.pods:
+        for existing in node_info.pods_with_affinity if only_pods_with_affinity else node_info.pods:
             # The incoming pod's terms: merged namespaces, no labels needed.
             _process_terms(scores, pod_terms.preferred_affinity, existing, None, node, 1)
             _process_terms(scores, pod_terms.preferred_anti_affinity, existing, None, node, -1)

@@ -43,6 +43,7 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.nodeaffinity import (
     OBJECT_NAME_FIELD,
@@ -50,6 +51,7 @@ from topospread.model.nodeaffinity import (
     NodeSelectorParseError,
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
+    node_selection_key,
     node_selector,
     preferred_scheduling_terms,
     required_node_affinity,
@@ -57,6 +59,7 @@ from topospread.model.nodeaffinity import (
 from topospread.model.objects import Pod
 from topospread.plugins import names
 from topospread.plugins.helper import default_normalize_score
+from topospread.plugins.helper.batch import default_normalize_batch, node_scores, node_verdicts
 
 __all__ = [
     "ERR_REASON_CONFLICT",
@@ -207,6 +210,10 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
         return None
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """Every node's verdict: it depends on the node and the pod's node selection."""
+        return node_verdicts(table, self, node_selection_key(pod), state, pod)
+
     def pre_score(
         self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
     ) -> Status | None:
@@ -242,6 +249,18 @@ class NodeAffinity:
     ) -> Status | None:
         """Scale onto 0..100, the highest raw score becoming 100 (``DefaultNormalizeScore``)."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Raw scores of many nodes: they depend on the node and the pod's node affinity."""
+        return node_scores(table, self, node_selection_key(pod), state, pod, rows)
+
+    def normalize_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, scores: IntArray
+    ) -> IntArray | None:
+        """:meth:`normalize_score` over an array."""
+        return default_normalize_batch(MAX_NODE_SCORE, False, scores)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """This plugin: it normalizes its scores."""

@@ -20,9 +20,11 @@ from topospread.framework.interfaces import (
     PreFilterResult,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, NodeTable
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 from topospread.plugins import names
+from topospread.plugins.helper.batch import node_verdicts
 
 __all__ = ["ERR_REASON", "NAME", "NodeName", "fits", "new"]
 
@@ -62,6 +64,10 @@ class NodeName:
         if fits(pod, node_info):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,))
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """Every node's verdict: it depends on the node's name and ``spec.nodeName``."""
+        return node_verdicts(table, self, pod.node_name, state, pod)
 
 
 def new(args: object | None, handle: Handle, features: Features) -> NodeName:

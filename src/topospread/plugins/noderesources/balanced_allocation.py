@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+import numpy as np
+
 from topospread.errors import ConfigError, FieldError
 from topospread.framework.config.types import ResourceSpec
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
@@ -39,10 +41,12 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import IntArray, NodeTable
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 from topospread.plugins import names
 from topospread.plugins.helper import go_div
+from topospread.plugins.helper.batch import go_div_batch
 from topospread.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 
 __all__ = [
@@ -86,6 +90,43 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balanced_resource_batch_score(requested: IntArray, allocatable: IntArray) -> IntArray | None:
+    """:func:`balanced_resource_score` over ``(resources, nodes)`` arrays, when every node
+    counts every resource (the fractions then line up); None otherwise."""
+    if not bool((allocatable != 0).all()):
+        return None
+    fractions = np.minimum(requested.astype(np.float64) / allocatable.astype(np.float64), 1.0)
+    count = len(fractions)
+    if count == 2:
+        std = np.abs((fractions[0] - fractions[1]) / 2)
+    elif count > 2:
+        # Sums in Go's order, one resource after the other (no pairwise summation).
+        total = fractions[0].copy()
+        for row in fractions[1:]:
+            total = total + row
+        mean = total / float(count)
+        squares = np.zeros(fractions.shape[1], np.float64)
+        for row in fractions:
+            squares = squares + (row - mean) * (row - mean)
+        std = np.sqrt(squares / float(count))
+    else:
+        std = np.zeros(fractions.shape[1], np.float64)
+    balance: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return balance
+
+
+def balanced_resource_batch_scorer(
+    requested: IntArray, allocated: IntArray, allocatable: IntArray
+) -> IntArray | None:
+    """:func:`balanced_resource_scorer` over ``(resources, nodes)`` arrays."""
+    with_pod = balanced_resource_batch_score(requested, allocatable)
+    without_pod = balanced_resource_batch_score(allocated, allocatable)
+    if with_pod is None or without_pod is None:
+        return None
+    half = MAX_NODE_SCORE // 2
+    return half + go_div_batch(half + with_pod - without_pod, 2)
+
+
 def balanced_resource_scorer(
     requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
 ) -> int:
@@ -117,6 +158,7 @@ class BalancedAllocation:
             use_requested=True,
             pod_level_resources=features.enable_pod_level_resources,
             node_pod_level_resources=features.enable_pod_level_resources,
+            batch_scorer=balanced_resource_batch_scorer,
         )
 
     @property
@@ -149,6 +191,16 @@ class BalancedAllocation:
             if self._scorer.is_best_effort(requests):
                 return 0, None
         return self._scorer.score(node_info, requests)
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """:meth:`score` of many nodes at once."""
+        try:
+            requests = state.read(PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        except (StateNotFoundError, TypeError):
+            return None
+        return self._scorer.score_batch(table, rows, requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """None: scores are already in 0..100."""

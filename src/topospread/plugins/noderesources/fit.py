@@ -50,6 +50,7 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import Pod
 from topospread.model.resources import (
@@ -64,12 +65,19 @@ from topospread.model.resources import (
     sum_pod_resources,
 )
 from topospread.plugins import names
-from topospread.plugins.noderesources.least_allocated import least_resource_scorer
-from topospread.plugins.noderesources.most_allocated import most_resource_scorer
+from topospread.plugins.noderesources.least_allocated import (
+    least_resource_batch_scorer,
+    least_resource_scorer,
+)
+from topospread.plugins.noderesources.most_allocated import (
+    most_resource_batch_scorer,
+    most_resource_scorer,
+)
 from topospread.plugins.noderesources.requested_to_capacity_ratio import (
     requested_to_capacity_ratio_scorer,
 )
 from topospread.plugins.noderesources.resource_allocation import (
+    BatchScorerFunction,
     ResourceAllocationScorer,
     ScorerFunction,
 )
@@ -133,6 +141,15 @@ class _PreScoreState:
 
     def clone(self) -> _PreScoreState:
         return self
+
+
+def _strategy_batch_function(strategy: ScoringStrategy) -> BatchScorerFunction | None:
+    # The strategies with a bulk form; RequestedToCapacityRatio is scored per node.
+    if strategy.type == LEAST_ALLOCATED:
+        return least_resource_batch_scorer(strategy.resources)
+    if strategy.type == MOST_ALLOCATED:
+        return most_resource_batch_scorer(strategy.resources)
+    return None
 
 
 def _strategy_function(strategy: ScoringStrategy) -> ScorerFunction:
@@ -220,6 +237,7 @@ class Fit:
             # pod-level requests (SkipPodLevelResources) even with the gate on.
             pod_level_resources=False,
             node_pod_level_resources=features.enable_pod_level_resources,
+            batch_scorer=_strategy_batch_function(strategy),
         )
         self._ignored_resources = frozenset(args.ignored_resources)
         self._ignored_resource_groups = frozenset(args.ignored_resource_groups)
@@ -295,6 +313,35 @@ class Fit:
         )
         return Status(code, tuple(r.reason for r in insufficient))
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """:meth:`filter` for every node at once: room for one more pod and every request."""
+        try:
+            requests = state.read(PRE_FILTER_STATE_KEY, _PreFilterState).requests
+        except (StateNotFoundError, TypeError):
+            return None
+        usage = table.usage(self._pod_level_resources)
+        if not usage.exact:
+            return None
+        fits: BoolArray = usage.pod_count + 1 <= usage.allowed_pods
+        if requests.is_zero:
+            return fits
+        for want, used, capacity in (
+            (requests.milli_cpu, usage.req_cpu, usage.alloc_cpu),
+            (requests.memory, usage.req_memory, usage.alloc_memory),
+            (requests.ephemeral_storage, usage.req_ephemeral, usage.alloc_ephemeral),
+        ):
+            if want > 0:
+                fits &= capacity - used >= want
+        for name, want in requests.scalar_resources.items():
+            if want <= 0:
+                continue
+            if is_extended_resource_name(name):
+                group = name.split("/")[0] if self._ignored_resource_groups else ""
+                if name in self._ignored_resources or group in self._ignored_resource_groups:
+                    continue
+            fits &= usage.allocatable_scalar(name) - usage.requested_scalar(name) >= want
+        return fits
+
     @property
     def scoring_strategy(self) -> str:
         """The scoring strategy's type, e.g. ``LeastAllocated``."""
@@ -315,6 +362,16 @@ class Fit:
             # PreScore did not run: compute here, as upstream falls back to.
             requests = self._scorer.pod_request_list(pod)
         return self._scorer.score(node_info, requests)
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """:meth:`score` of many nodes, for the strategies with a bulk form."""
+        try:
+            requests = state.read(PRE_SCORE_STATE_KEY, _PreScoreState).pod_requests
+        except (StateNotFoundError, TypeError):
+            return None
+        return self._scorer.score_batch(table, rows, requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """None: scores are already in 0..100."""

@@ -36,8 +36,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+import numpy as np
+
 from topospread.framework.config.types import ResourceSpec
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import IntArray, NodeTable
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 from topospread.model.resources import (
@@ -54,6 +57,7 @@ from topospread.model.resources import (
 )
 
 __all__ = [
+    "BatchScorerFunction",
     "NodeUsage",
     "ResourceAllocationScorer",
     "ScorerFunction",
@@ -62,6 +66,13 @@ __all__ = [
 
 ScorerFunction = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 """A strategy: ``(requested, allocated, allocatable) -> score``, vectors by resource."""
+
+BatchScorerFunction = Callable[[IntArray, IntArray, IntArray], "IntArray | None"]
+"""A strategy over many nodes: the same three vectors as ``(resources, nodes)`` arrays;
+None when it cannot be computed exactly in bulk."""
+
+_BATCH_LIMIT: Final = 2**55
+"""Largest quantity the batch strategies take: ×100 (and sums of a few) stay in int64."""
 
 _DEFAULT_REQUESTS: Final = {
     CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
@@ -112,8 +123,11 @@ class ResourceAllocationScorer:
         use_requested: bool,
         pod_level_resources: bool = True,
         node_pod_level_resources: bool = True,
+        batch_scorer: BatchScorerFunction | None = None,
     ) -> None:
         self.name = name
+        self.batch_scorer = batch_scorer
+        """The strategy over many nodes at once, if it has that form."""
         """The strategy (``LeastAllocated``, ...) or plugin name, for messages."""
         self.scorer = scorer
         self.resources: tuple[ResourceSpec, ...] = tuple(resources)
@@ -186,3 +200,66 @@ class ResourceAllocationScorer:
             return 0, Status(Code.ERROR, ("resources not found",))
         requested, allocated, allocatable = self.node_vectors(node_info, pod_requests)
         return self.scorer(requested, allocated, allocatable), None
+
+    def node_vectors_batch(
+        self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]
+    ) -> tuple[IntArray, IntArray, IntArray] | None:
+        """:meth:`node_vectors` of the nodes at ``rows``, as ``(resources, nodes)`` arrays;
+        None when a quantity is too large for exact int64 arithmetic."""
+        usage = table.usage(self.node_pod_level_resources)
+        if not usage.exact:
+            return None
+        shape = (len(self.resources), len(rows))
+        requested = np.zeros(shape, np.int64)
+        allocated = np.zeros(shape, np.int64)
+        allocatable = np.zeros(shape, np.int64)
+        for i, spec in enumerate(self.resources):
+            name = spec.name
+            if pod_requests[i] == 0 and is_scalar_resource_name(name):
+                continue
+            if name == CPU:
+                capacity = usage.alloc_cpu
+                used = usage.req_cpu if self.use_requested else usage.non_zero_cpu
+            elif name == MEMORY:
+                capacity = usage.alloc_memory
+                used = usage.req_memory if self.use_requested else usage.non_zero_memory
+            elif name == EPHEMERAL_STORAGE:
+                capacity, used = usage.alloc_ephemeral, usage.req_ephemeral
+            elif is_scalar_resource_name(name):
+                capacity, used = usage.allocatable_scalar(name), usage.requested_scalar(name)
+            else:
+                continue
+            counted = capacity[rows] != 0
+            allocatable[i] = np.where(counted, capacity[rows], 0)
+            allocated[i] = np.where(counted, used[rows], 0)
+            requested[i] = np.where(counted, allocated[i] + pod_requests[i], 0)
+        if len(rows) and (
+            int(np.abs(allocatable).max()) >= _BATCH_LIMIT
+            or int(np.abs(requested).max()) >= _BATCH_LIMIT
+        ):
+            return None
+        return requested, allocated, allocatable
+
+    def score_batch(
+        self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]
+    ) -> IntArray | None:
+        """:meth:`score` of the nodes at ``rows``; None when not computable in bulk."""
+        if self.batch_scorer is None or not self.resources:
+            return None
+        vectors = self.node_vectors_batch(table, rows, pod_requests)
+        if vectors is None:
+            return None
+        return self.batch_scorer(*vectors)
+
+
+def weighted_mean_batch(
+    per_resource: IntArray, allocatable: IntArray, weights: Sequence[int]
+) -> IntArray:
+    """``Σ score × weight ÷ Σ weight`` per node over the resources with a non-zero
+    allocatable (Go integer division of non-negative values; 0 where none counts)."""
+    weight_column = np.array(weights, np.int64)[:, None]
+    counted = allocatable != 0
+    weight_sum = (weight_column * counted).sum(axis=0)
+    total = (per_resource * weight_column * counted).sum(axis=0)
+    result: IntArray = np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0)
+    return result

@@ -21,10 +21,12 @@ from topospread.framework.interfaces import (
     PreFilterResult,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, NodeTable
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod, Taint, TaintEffect
 from topospread.model.taints import TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
 from topospread.plugins import names
+from topospread.plugins.helper.batch import node_verdicts
 
 __all__ = [
     "ERR_REASON_UNKNOWN_CONDITION",
@@ -81,6 +83,10 @@ class NodeUnschedulable:
         ):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,))
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """Every node's verdict: it depends on the node and the pod's tolerations."""
+        return node_verdicts(table, self, pod.tolerations, state, pod)
 
 
 def new(args: object | None, handle: Handle, features: Features) -> NodeUnschedulable:

@@ -11,14 +11,22 @@ UnschedulableAndUnresolvable; a skew violation is Unschedulable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from topospread.framework.cycle_state import CycleState
-from topospread.framework.node_info import NodeInfo, Snapshot
+from topospread.framework.node_info import NodeInfo, PodCounter, Snapshot
+from topospread.framework.node_table import BoolArray, DomainColumn, IntArray, NodeTable
 from topospread.framework.status import Code, Status
-from topospread.model.nodeaffinity import required_node_affinity
+from topospread.model.nodeaffinity import (
+    RequiredNodeAffinity,
+    node_selection_key,
+    required_node_affinity,
+)
 from topospread.model.objects import Node, NodeInclusionPolicy, Pod
+from topospread.model.taints import do_not_schedule_taints, find_matching_untolerated_taint
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
@@ -34,6 +42,8 @@ __all__ = [
     "SkewCheck",
     "check_constraint",
     "compute_pre_filter_state",
+    "domain_counts_by_code",
+    "filter_batch",
     "filter_node",
     "get_pre_filter_state",
     "update_with_pod",
@@ -123,6 +133,10 @@ class PreFilterState:
     """Per constraint: domain value -> matching pods; every eligible domain has an entry."""
     critical_paths: list[CriticalPaths]
     """Per constraint: the two least-loaded domains."""
+    by_code: list[tuple[DomainColumn, IntArray] | None] | None = None
+    """Per constraint, when PreFilter counted in bulk: ``tp_value_to_match_num`` indexed
+    by the codes of a node table's domain column (see :func:`domain_counts_by_code`).
+    Dropped by AddPod/RemovePod, which change only the maps."""
 
     def min_match_num(self, index: int) -> int:
         """The global minimum for constraint ``index``, with minDomains applied."""
@@ -138,6 +152,7 @@ class PreFilterState:
             self.constraints,
             [dict(m) for m in self.tp_value_to_match_num],
             [p.copy() for p in self.critical_paths],
+            self.by_code,
         )
 
 
@@ -154,7 +169,8 @@ def compute_pre_filter_state(
 
     With the snapshot's counters (``nodes`` being its node list) the cost is O(domains)
     when every node counts — the pod has no nodeSelector or required node affinity and
-    no constraint honours taints — and O(nodes) otherwise, instead of O(pods).
+    no constraint honours taints — and otherwise a few array operations over the nodes
+    (:func:`_compute_in_bulk`), instead of O(pods).
     """
     required = required_node_affinity(pod)
     namespace = pod.namespace
@@ -180,6 +196,15 @@ def compute_pre_filter_state(
                     for c, counter in zip(constraints, counters, strict=True)
                 ],
             )
+        return _compute_in_bulk(
+            pod,
+            constraints,
+            snapshot,
+            counters,
+            required,
+            node_inclusion_policy=node_inclusion_policy,
+            comparison_operators=comparison_operators,
+        )
     counts: list[dict[str, int]] = [{} for _ in constraints]
     for node_info in nodes:
         node = node_info.node
@@ -196,12 +221,93 @@ def compute_pre_filter_state(
                 continue
             value = labels[constraint.topology_key]
             domain_counts = counts[index]
-            if counters is not None:
-                matched = counters[index].count(node_info.name)
-            else:
-                matched = count_pods_match_selector(node_info, constraint.selector, namespace)
+            matched = count_pods_match_selector(node_info, constraint.selector, namespace)
             domain_counts[value] = domain_counts.get(value, 0) + matched
     return _with_critical_paths(constraints, counts)
+
+
+def _compute_in_bulk(
+    pod: Pod,
+    constraints: tuple[Constraint, ...],
+    snapshot: Snapshot,
+    counters: Sequence[PodCounter],
+    required: RequiredNodeAffinity,
+    *,
+    node_inclusion_policy: bool,
+    comparison_operators: bool,
+) -> PreFilterState:
+    # The node loop of compute_pre_filter_state with arrays over the snapshot's table.
+    # Which nodes count depends only on node objects and the pod's node selection and
+    # tolerations, so those masks are memoised columns; the counts come from the
+    # counters' columns. Domains enter each map in order of their first counted node,
+    # as the loop would enter them, and the critical paths are those the loop's
+    # updates leave: slot 0 the first domain with the least count, slot 1 the first
+    # with the least count among the others.
+    table = snapshot.table()
+    keys = frozenset(c.topology_key for c in constraints)
+    counted: BoolArray = table.node_column(
+        ("PodTopologySpread/keys", keys),
+        lambda info: all(key in info.node.metadata.labels for key in keys),
+        np.bool_,
+    )
+    selection = node_selection_key(pod)
+    matches_affinity: BoolArray = table.node_column(
+        ("PodTopologySpread/affinity", selection), lambda info: required.match(info.node), np.bool_
+    )
+    if not node_inclusion_policy:
+        counted = counted & matches_affinity
+    counts: list[dict[str, int]] = []
+    paths: list[CriticalPaths] = []
+    by_code: list[tuple[DomainColumn, IntArray] | None] = []
+    for constraint, counter in zip(constraints, counters, strict=True):
+        eligible = counted
+        if node_inclusion_policy:
+            if constraint.node_affinity_policy is NodeInclusionPolicy.HONOR:
+                eligible = eligible & matches_affinity
+            if constraint.node_taints_policy is NodeInclusionPolicy.HONOR:
+                tolerated: BoolArray = table.node_column(
+                    ("PodTopologySpread/taints", pod.tolerations, comparison_operators),
+                    lambda info: (
+                        find_matching_untolerated_taint(
+                            info.node.taints,
+                            pod.tolerations,
+                            do_not_schedule_taints,
+                            comparison_operators=comparison_operators,
+                        )
+                        is None
+                    ),
+                    np.bool_,
+                )
+                eligible = eligible & tolerated
+        domains = table.domains(constraint.topology_key)
+        rows = np.flatnonzero(eligible)
+        codes = domains.codes[rows]
+        per_code = np.zeros(len(domains.values) + 1, np.int64)
+        np.add.at(per_code, codes, snapshot.counter_column(counter)[rows])
+        present, first_row = np.unique(codes, return_index=True)
+        in_order = present[np.argsort(first_row, kind="stable")].tolist()
+        values = domains.values
+        numbers = per_code[in_order].tolist()
+        counts.append(dict(zip([values[code] for code in in_order], numbers, strict=True)))
+        paths.append(_critical_paths_of([values[code] for code in in_order], numbers))
+        present_counts = np.zeros(len(values) + 1, np.int64)
+        present_counts[in_order] = numbers
+        by_code.append((domains, present_counts))
+    return PreFilterState(constraints, counts, paths, by_code)
+
+
+def _critical_paths_of(values: Sequence[str], numbers: Sequence[int]) -> CriticalPaths:
+    # What CriticalPaths.update leaves after the domains in this order (see above).
+    paths = CriticalPaths()
+    if not numbers:
+        return paths
+    first = min(range(len(numbers)), key=numbers.__getitem__)
+    paths.value0, paths.num0 = values[first], numbers[first]
+    rest = [i for i in range(len(numbers)) if i != first]
+    if rest:
+        second = min(rest, key=numbers.__getitem__)
+        paths.value1, paths.num1 = values[second], numbers[second]
+    return paths
 
 
 def _with_critical_paths(
@@ -251,6 +357,7 @@ def update_with_pod(
         ):
             continue
         value = node.labels[constraint.topology_key]
+        s.by_code = None
         domain_counts = s.tp_value_to_match_num[index]
         domain_counts[value] = domain_counts.get(value, 0) + delta
         s.critical_paths[index].update(value, domain_counts[value])
@@ -310,3 +417,34 @@ def filter_node(
         if match_num + self_match - s.min_match_num(index) > constraint.max_skew:
             return Status(Code.UNSCHEDULABLE, (skew_reason,))
     return None
+
+
+def domain_counts_by_code(counts: Mapping[str, int], domains: DomainColumn) -> IntArray:
+    """``counts`` indexed by ``domains``' codes, with one extra 0 last for code -1 (a node
+    without the key) and 0 for domains without an entry."""
+    by_code = np.zeros(len(domains.values) + 1, np.int64)
+    code_of = domains.code_of
+    for value, count in counts.items():
+        code = code_of.get(value)
+        if code is not None:
+            by_code[code] = count
+    return by_code
+
+
+def filter_batch(s: PreFilterState, pod: Pod, table: NodeTable) -> BoolArray:
+    """:func:`filter_node` for every node of ``table``: True where it passes."""
+    passes: BoolArray = np.ones(len(table), np.bool_)
+    pod_labels = pod.metadata.labels
+    for index, constraint in enumerate(s.constraints):
+        domains = table.domains(constraint.topology_key)
+        codes = domains.codes
+        cached = s.by_code[index] if s.by_code is not None else None
+        if cached is not None and cached[0] is domains:
+            by_code = cached[1]
+        else:
+            by_code = domain_counts_by_code(s.tp_value_to_match_num[index], domains)
+        match_num = by_code[codes]
+        self_match = 1 if constraint.selector.matches(pod_labels) else 0
+        passes &= codes >= 0
+        passes &= match_num + self_match - s.min_match_num(index) <= constraint.max_skew
+    return passes

@@ -24,6 +24,7 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import (
     LABEL_HOSTNAME,
@@ -42,6 +43,7 @@ from topospread.plugins.podtopologyspread.common import (
 from topospread.plugins.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     compute_pre_filter_state,
+    filter_batch,
     filter_node,
     get_pre_filter_state,
     update_with_pod,
@@ -50,7 +52,9 @@ from topospread.plugins.podtopologyspread.scoring import (
     PRE_SCORE_STATE_KEY,
     compute_pre_score_state,
     get_pre_score_state,
+    normalize_batch,
     normalize_scores,
+    score_batch,
     score_node,
 )
 
@@ -223,6 +227,14 @@ class PodTopologySpread:
             ERR_REASON_CONSTRAINTS_NOT_MATCH,
         )
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """:meth:`filter` for every node at once."""
+        try:
+            s = get_pre_filter_state(state)
+        except StateNotFoundError:
+            return None
+        return filter_batch(s, pod, table)
+
     # -- PreScore / Score -------------------------------------------------------------
 
     def pre_score(
@@ -278,6 +290,26 @@ class PodTopologySpread:
             return as_status(exc)
         normalize_scores(s, scores)
         return None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """:meth:`score` of many nodes at once."""
+        try:
+            s = get_pre_score_state(state)
+        except StateNotFoundError:
+            return None
+        return score_batch(s, table, rows)
+
+    def normalize_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, scores: IntArray
+    ) -> IntArray | None:
+        """:meth:`normalize_score` over an array."""
+        try:
+            s = get_pre_score_state(state)
+        except StateNotFoundError:
+            return None
+        return normalize_batch(s, table, rows, scores)
 
 
 if TYPE_CHECKING:

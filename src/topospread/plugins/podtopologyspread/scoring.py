@@ -12,9 +12,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from topospread.framework.node_info import NodeInfo, PodCounter, Snapshot
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.model.nodeaffinity import required_node_affinity
 from topospread.model.objects import LABEL_HOSTNAME, NodeInclusionPolicy, Pod
 from topospread.plugins.podtopologyspread.common import (
@@ -23,6 +26,7 @@ from topospread.plugins.podtopologyspread.common import (
     counters_for,
     node_labels_match_spread_constraints,
 )
+from topospread.plugins.podtopologyspread.filtering import domain_counts_by_code
 
 __all__ = [
     "PRE_SCORE_STATE_KEY",
@@ -30,7 +34,9 @@ __all__ = [
     "compute_pre_score_state",
     "get_pre_score_state",
     "go_round",
+    "normalize_batch",
     "normalize_scores",
+    "score_batch",
     "score_node",
     "topology_normalizing_weight",
 ]
@@ -232,3 +238,50 @@ def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
         else:
             # Go's int64 division truncates towards zero; operands are non-negative here.
             entry.score = MAX_NODE_SCORE * (max_score + min_score - entry.score) // max_score
+
+
+def score_batch(s: PreScoreState, table: NodeTable, rows: IntArray) -> IntArray | None:
+    """:func:`score_node` of the nodes at ``rows`` of ``table``; None when hostname counts
+    would need a walk over the pods (no snapshot counters)."""
+    infos = table.node_infos
+    score = np.zeros(len(rows), np.float64)
+    for index, constraint in enumerate(s.constraints):
+        domains = table.domains(constraint.topology_key)
+        codes = domains.codes[rows]
+        if constraint.topology_key == LABEL_HOSTNAME:
+            if s.counters is None or s.snapshot is None or s.snapshot.table() is not table:
+                return None
+            per_node = s.counters[index].per_node
+            count = np.fromiter(
+                (per_node.get(infos[row].name, 0) for row in rows.tolist()), np.int64, len(rows)
+            )
+        else:
+            count = domain_counts_by_code(s.topology_value_to_pod_counts[index], domains)[codes]
+        term = count * s.topology_normalizing_weight[index] + (constraint.max_skew - 1)
+        score += np.where(codes >= 0, term, 0.0)
+    # go_round of non-negative values: floor(x + 0.5).
+    raw: IntArray = np.floor(score + 0.5).astype(np.int64)
+    if s.ignored_nodes:
+        raw[_ignored(s, table, rows)] = 0
+    return raw
+
+
+def _ignored(s: PreScoreState, table: NodeTable, rows: IntArray) -> BoolArray:
+    infos = table.node_infos
+    ignored = s.ignored_nodes
+    return np.fromiter((infos[row].name in ignored for row in rows.tolist()), np.bool_, len(rows))
+
+
+def normalize_batch(s: PreScoreState, table: NodeTable, rows: IntArray, raw: IntArray) -> IntArray:
+    """:func:`normalize_scores` over an array of raw scores."""
+    valid = ~_ignored(s, table, rows) if s.ignored_nodes else np.ones(len(rows), np.bool_)
+    if not valid.any():
+        return np.zeros(len(rows), np.int64)
+    min_score = int(raw[valid].min())
+    max_score = max(int(raw[valid].max()), 0)
+    if max_score == 0:
+        normalized = np.full(len(rows), MAX_NODE_SCORE, np.int64)
+    else:
+        normalized = MAX_NODE_SCORE * (max_score + min_score - raw) // max_score
+    result: IntArray = np.where(valid, normalized, 0)
+    return result

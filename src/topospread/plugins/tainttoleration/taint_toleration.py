@@ -32,6 +32,7 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import Pod, Taint, TaintEffect, Toleration
 from topospread.model.taints import (
@@ -41,6 +42,7 @@ from topospread.model.taints import (
 )
 from topospread.plugins import names
 from topospread.plugins.helper import default_normalize_score
+from topospread.plugins.helper.batch import default_normalize_batch, node_scores, node_verdicts
 
 __all__ = [
     "ERR_REASON_NOT_MATCH",
@@ -117,6 +119,10 @@ class TaintToleration:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNTOLERATED,))
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """Every node's verdict: it depends on the node's taints and the pod's tolerations."""
+        return node_verdicts(table, self, pod.tolerations, state, pod)
+
     def pre_score(
         self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
     ) -> Status | None:
@@ -157,6 +163,18 @@ class TaintToleration:
     ) -> Status | None:
         """Reverse-scale onto 0..100: fewest untolerated taints get 100."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Raw scores of many nodes: they depend on the node's taints and the tolerations."""
+        return node_scores(table, self, pod.tolerations, state, pod, rows)
+
+    def normalize_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, scores: IntArray
+    ) -> IntArray | None:
+        """:meth:`normalize_score` over an array."""
+        return default_normalize_batch(MAX_NODE_SCORE, True, scores)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """This plugin: it normalizes its scores."""
