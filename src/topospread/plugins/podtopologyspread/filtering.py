@@ -46,6 +46,7 @@ __all__ = [
     "filter_batch",
     "filter_node",
     "get_pre_filter_state",
+    "tolerated_column",
     "update_with_pod",
 ]
 
@@ -265,20 +266,7 @@ def _compute_in_bulk(
             if constraint.node_affinity_policy is NodeInclusionPolicy.HONOR:
                 eligible = eligible & matches_affinity
             if constraint.node_taints_policy is NodeInclusionPolicy.HONOR:
-                tolerated: BoolArray = table.node_column(
-                    ("PodTopologySpread/taints", pod.tolerations, comparison_operators),
-                    lambda info: (
-                        find_matching_untolerated_taint(
-                            info.node.taints,
-                            pod.tolerations,
-                            do_not_schedule_taints,
-                            comparison_operators=comparison_operators,
-                        )
-                        is None
-                    ),
-                    np.bool_,
-                )
-                eligible = eligible & tolerated
+                eligible = eligible & tolerated_column(table, pod, comparison_operators)
         domains = table.domains(constraint.topology_key)
         rows = np.flatnonzero(eligible)
         codes = domains.codes[rows]
@@ -294,6 +282,25 @@ def _compute_in_bulk(
         present_counts[in_order] = numbers
         by_code.append((domains, present_counts))
     return PreFilterState(constraints, counts, paths, by_code)
+
+
+def tolerated_column(table: NodeTable, pod: Pod, comparison_operators: bool) -> BoolArray:
+    """Per node, whether the pod tolerates its NoSchedule/NoExecute taints (the
+    ``nodeTaintsPolicy: Honor`` rule), memoised by the pod's tolerations."""
+    column: BoolArray = table.node_column(
+        ("PodTopologySpread/taints", pod.tolerations, comparison_operators),
+        lambda info: (
+            find_matching_untolerated_taint(
+                info.node.taints,
+                pod.tolerations,
+                do_not_schedule_taints,
+                comparison_operators=comparison_operators,
+            )
+            is None
+        ),
+        np.bool_,
+    )
+    return column
 
 
 def _critical_paths_of(values: Sequence[str], numbers: Sequence[int]) -> CriticalPaths:

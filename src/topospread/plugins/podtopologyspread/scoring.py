@@ -17,8 +17,8 @@ import numpy as np
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from topospread.framework.node_info import NodeInfo, PodCounter, Snapshot
-from topospread.framework.node_table import BoolArray, IntArray, NodeTable
-from topospread.model.nodeaffinity import required_node_affinity
+from topospread.framework.node_table import BoolArray, DomainColumn, IntArray, NodeTable
+from topospread.model.nodeaffinity import node_selection_key, required_node_affinity
 from topospread.model.objects import LABEL_HOSTNAME, NodeInclusionPolicy, Pod
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
@@ -26,7 +26,7 @@ from topospread.plugins.podtopologyspread.common import (
     counters_for,
     node_labels_match_spread_constraints,
 )
-from topospread.plugins.podtopologyspread.filtering import domain_counts_by_code
+from topospread.plugins.podtopologyspread.filtering import domain_counts_by_code, tolerated_column
 
 __all__ = [
     "PRE_SCORE_STATE_KEY",
@@ -101,8 +101,19 @@ def compute_pre_score_state(
 
     With the snapshot's counters (``all_nodes`` being its node list) the counting costs
     O(feasible nodes) when every node counts (no nodeSelector or required node affinity,
-    no constraint honouring taints) and O(nodes) otherwise, instead of O(pods).
+    no constraint honouring taints) and O(nodes) otherwise, instead of O(pods); and with
+    array operations over the snapshot's node table (:func:`_pre_score_in_bulk`).
     """
+    if snapshot is not None and all_nodes is snapshot.node_infos and snapshot.use_count_cache:
+        return _pre_score_in_bulk(
+            pod,
+            constraints,
+            filtered_nodes,
+            snapshot,
+            require_all_topologies=require_all_topologies,
+            node_inclusion_policy=node_inclusion_policy,
+            comparison_operators=comparison_operators,
+        )
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
     sizes = [0] * len(constraints)
@@ -194,6 +205,119 @@ def compute_pre_score_state(
     return state
 
 
+def _codes_with_missing_as_empty(domains: DomainColumn, codes: IntArray) -> tuple[IntArray, int]:
+    # A node without the key (possible only under System defaults) joins the "" domain,
+    # which a real "" label value forms too: code -1 becomes that domain's code, or a
+    # code past the column's values standing for "".
+    empty = domains.code_of.get("", len(domains.values))
+    return np.where(codes < 0, empty, codes), empty
+
+
+def _pre_score_in_bulk(
+    pod: Pod,
+    constraints: tuple[Constraint, ...],
+    filtered_nodes: Sequence[NodeInfo],
+    snapshot: Snapshot,
+    *,
+    require_all_topologies: bool,
+    node_inclusion_policy: bool,
+    comparison_operators: bool,
+) -> PreScoreState:
+    # compute_pre_score_state's two loops as array operations over the node table; the
+    # same rules, the same domain order (first feasible node first).
+    table = snapshot.table()
+    infos = table.node_infos
+    row_of = table.row_of
+    rows = np.fromiter(
+        (row_of[info.name] for info in filtered_nodes), np.int64, len(filtered_nodes)
+    )
+    keys = frozenset(c.topology_key for c in constraints)
+    has_keys: BoolArray = table.node_column(
+        ("PodTopologySpread/keys", keys),
+        lambda info: all(key in info.node.metadata.labels for key in keys),
+        np.bool_,
+    )
+    if require_all_topologies:
+        ignored_rows = rows[~has_keys[rows]]
+        scored = rows[has_keys[rows]]
+    else:
+        ignored_rows = rows[:0]
+        scored = rows
+    ignored = frozenset(infos[row].name for row in ignored_rows.tolist())
+    counters = counters_for(snapshot, snapshot.node_infos, constraints, pod.namespace)
+    assert counters is not None
+    seeded: list[list[int]] = []
+    sizes: list[int] = []
+    columns: list[tuple[DomainColumn, int]] = []
+    for constraint in constraints:
+        domains = table.domains(constraint.topology_key)
+        codes, empty = _codes_with_missing_as_empty(domains, domains.codes[scored])
+        columns.append((domains, empty))
+        if constraint.topology_key == LABEL_HOSTNAME:
+            seeded.append([])
+            sizes.append(len(filtered_nodes) - len(ignored))
+            continue
+        present, first = np.unique(codes, return_index=True)
+        in_order = present[np.argsort(first, kind="stable")].tolist()
+        seeded.append(in_order)
+        sizes.append(len(in_order))
+    weights = [topology_normalizing_weight(size) for size in sizes]
+
+    required = required_node_affinity(pod)
+    every_node = (
+        required.label_selector is None
+        and required.node_selector is None
+        and not (
+            node_inclusion_policy
+            and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
+        )
+    )
+    counted: BoolArray = has_keys if require_all_topologies else np.ones(len(table), np.bool_)
+    matches_affinity: BoolArray = table.node_column(
+        ("PodTopologySpread/affinity", node_selection_key(pod)),
+        lambda info: required.match(info.node),
+        np.bool_,
+    )
+    if not node_inclusion_policy:
+        counted = counted & matches_affinity
+    counts: list[dict[str, int]] = []
+    for index, constraint in enumerate(constraints):
+        domains, empty = columns[index]
+        value_of = [*domains.values, ""]
+        if not seeded[index]:
+            counts.append({})
+            continue
+        if every_node:
+            totals = snapshot.domain_totals(
+                counters[index],
+                constraint.topology_key,
+                keys if require_all_topologies else frozenset(),
+            ).totals
+            counts.append({value_of[c]: totals.get(value_of[c], 0) for c in seeded[index]})
+            continue
+        eligible = counted
+        if node_inclusion_policy:
+            if constraint.node_affinity_policy is NodeInclusionPolicy.HONOR:
+                eligible = eligible & matches_affinity
+            if constraint.node_taints_policy is NodeInclusionPolicy.HONOR:
+                eligible = eligible & tolerated_column(table, pod, comparison_operators)
+        eligible_rows = np.flatnonzero(eligible)
+        codes, _ = _codes_with_missing_as_empty(domains, domains.codes[eligible_rows])
+        per_code = np.zeros(len(domains.values) + 1, np.int64)
+        np.add.at(per_code, codes, snapshot.counter_column(counters[index])[eligible_rows])
+        counts.append({value_of[c]: int(per_code[c]) for c in seeded[index]})
+    return PreScoreState(
+        constraints=constraints,
+        ignored_nodes=ignored,
+        topology_value_to_pod_counts=counts,
+        topology_normalizing_weight=weights,
+        require_all_topologies=require_all_topologies,
+        topology_sizes=sizes,
+        counters=list(counters),
+        snapshot=snapshot,
+    )
+
+
 def get_pre_score_state(state: CycleState) -> PreScoreState:
     """The state PreScore wrote; raises StateNotFoundError if it did not run."""
     return state.read(PRE_SCORE_STATE_KEY, PreScoreState)
@@ -243,7 +367,6 @@ def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
 def score_batch(s: PreScoreState, table: NodeTable, rows: IntArray) -> IntArray | None:
     """:func:`score_node` of the nodes at ``rows`` of ``table``; None when hostname counts
     would need a walk over the pods (no snapshot counters)."""
-    infos = table.node_infos
     score = np.zeros(len(rows), np.float64)
     for index, constraint in enumerate(s.constraints):
         domains = table.domains(constraint.topology_key)
@@ -251,10 +374,7 @@ def score_batch(s: PreScoreState, table: NodeTable, rows: IntArray) -> IntArray 
         if constraint.topology_key == LABEL_HOSTNAME:
             if s.counters is None or s.snapshot is None or s.snapshot.table() is not table:
                 return None
-            per_node = s.counters[index].per_node
-            count = np.fromiter(
-                (per_node.get(infos[row].name, 0) for row in rows.tolist()), np.int64, len(rows)
-            )
+            count = s.snapshot.counter_column(s.counters[index])[rows]
         else:
             count = domain_counts_by_code(s.topology_value_to_pod_counts[index], domains)[codes]
         term = count * s.topology_normalizing_weight[index] + (constraint.max_skew - 1)
