@@ -412,6 +412,7 @@ def _step_section(
             ("scheduled", "scheduled"),
             ("deleted", "deleted"),
             ("evicted", "evicted"),
+            ("preempted", "preempted"),
             ("node", "node change(s)"),
         )
         if counts[kind]

@@ -59,6 +59,7 @@ def _render_step(step: StepResult, console: Console, colours: dict[str, str]) ->
             ("scheduled", "scheduled"),
             ("deleted", "deleted"),
             ("evicted", "evicted"),
+            ("preempted", "preempted"),
             ("node", "node change(s)"),
         )
         if counts[kind]

@@ -29,12 +29,14 @@ class SimEvent:
 
     time: int
     kind: str
-    """``created``, ``scheduled``, ``deleted``, ``evicted``, ``node`` or ``note``."""
+    """``created``, ``scheduled``, ``deleted``, ``evicted``, ``preempted``, ``node`` or
+    ``note``."""
     pod: str = ""
     """``namespace/name`` for pod events."""
     node: str = ""
     detail: str = ""
-    """Why a pod was deleted, what changed on a node, a note's text."""
+    """Why a pod was deleted (a preempted pod's names its preemptor), what changed on a
+    node, a note's text."""
 
     def to_json(self) -> dict[str, object]:
         """``{"time", "kind", "pod", "node", "detail"}``."""

@@ -18,7 +18,22 @@ entered the queue). A pod that fails is kept aside as unschedulable; any cluster
 pod back, into the active queue once its backoff (1 s doubling to 10 s, from the
 KubeSchedulerConfiguration) has passed. Upstream filters those moves by each plugin's
 queueing hints; moving all of them only costs extra attempts, never changes where pods
-land. No preemption, no periodic flush of unschedulable pods.
+land. No periodic flush of unschedulable pods.
+
+Preemption as kube-scheduler's DefaultPreemption does it. When a cycle finds no node and
+the PostFilter nominates one, the victims on that node are deleted at once (event
+``preempted``, naming the preemptor; their controllers replace them), lower-priority pods
+nominated to that node lose their nomination (``prepareCandidate``), and the pod gets
+``status.nominatedNodeName`` and stays pending with its FailedScheduling message until
+its next attempt, which tries the nominated node first (``evaluateNominatedNode``). A
+PostFilter result without a node clears the nomination, as does a failure without
+PostFilter (no PostFilter plugins, or an error); binding clears it
+(ClearingNominatedNodeNameAfterBinding). Meanwhile every Filter counts the pods nominated
+to a node with a priority at least the filtered pod's as if they ran there (the
+scheduling queue's nominator), so the room a preemption opened is kept for its pod.
+PodDisruptionBudgets reach the dry run with ``status.disruptionsAllowed`` as the
+disruption controller would compute it now. The async preemption of v1.37.1 (default
+on) finishes within the same simulated second here, like every deletion.
 
 Node search as kube-scheduler's (``schedule_one`` with a :class:`NodeSearch`): the
 search stops after ``numFeasibleNodesToFind`` feasible nodes (every node below 100
@@ -41,16 +56,17 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from topospread.engine.cycle import NodeSearch, schedule_one
+from topospread.engine.cycle import CycleResult, NodeSearch, schedule_one
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.framework.runtime import Framework, PluginFactory
+from topospread.framework.status import Code
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
@@ -71,6 +87,7 @@ from topospread.plugins.registry import in_tree_registry
 from .controllers import (
     Controllers,
     budgets_blocking,
+    disruptions_allowed,
     selector_matches,
     stateful_set_revision,
 )
@@ -187,6 +204,10 @@ class Simulator:
         self._queued: dict[str, _Queued] = {}
         """Every pending pod by key: in the active queue, backing off or unschedulable."""
         self._unschedulable: set[str] = set()
+        self._nominated: dict[str, dict[str, PodRecord]] = {}
+        """The nominator: node -> pending pods nominated to it, in order of nomination."""
+        self._budgets_in_use: tuple[PodDisruptionBudget, ...] = ()
+        """The PDBs, with their live disruptionsAllowed, the frameworks were built with."""
         self._cluster_changed = False
         self._schedule_pending = False
         self._sync_at: dict[OwnerKey, int] = {}
@@ -580,12 +601,16 @@ class Simulator:
             self._cluster_event()
             return
         self._queued[record.key] = _Queued(record)
+        if record.pod.nominated_node_name:
+            # The queue's Add: a pod created with status.nominatedNodeName keeps it.
+            self._nominate(record, record.pod.nominated_node_name)
         self._push_active(record)
 
     def pod_deleted(self, record: PodRecord, reason: str) -> None:
         """A pod is gone: out of the snapshot or out of the queue."""
-        kind = "evicted" if reason.startswith("evicted") else "deleted"
+        kind = next((k for k in ("evicted", "preempted") if reason.startswith(k)), "deleted")
         self._log(kind, pod=record.key, node=record.node_name, detail=reason)
+        self._forget_nomination(record)
         queued = self._queued.pop(record.key, None)
         if queued is not None:
             self._unschedulable.discard(record.key)
@@ -678,15 +703,26 @@ class Simulator:
             queued.message = f'no profile has schedulerName "{pod.scheduler_name}"'
             self._unschedulable.add(record.key)
             return
+        start = self.node_search.next_start_node_index
         result = schedule_one(framework, pod, self.node_search, skip_single_node_scoring=True)
+        if self._budgets_changed(result):
+            # The dry run weighed the victims against stale budgets: again, from the
+            # same start, with the budgets as they are now.
+            self.node_search.next_start_node_index = start
+            framework = self._framework_map()[pod.scheduler_name]
+            result = schedule_one(framework, pod, self.node_search, skip_single_node_scoring=True)
         node = result.selected_node
         if node is not None and self.tie_break == "random" and len(result.tied_nodes) > 1:
             node = self._tie_rng.choice(result.tied_nodes)
         if node is None:
             queued.message = result.message or "no node selected"
             self._unschedulable.add(record.key)
+            self._after_failure(record, result)
             return
         del self._queued[record.key]
+        self._forget_nomination(record)
+        if record.pod.nominated_node_name:
+            record.pod = replace(record.pod, nominated_node_name="")
         self.state.bind(record, node)
         info = self.snapshot.get(node)
         assert info is not None
@@ -700,18 +736,108 @@ class Simulator:
     def _framework_map(self) -> dict[str, Framework]:
         if self._frameworks is None:
             state = self.state
+            self._budgets_in_use = self._live_budgets()
             objects = ClusterObjects(
                 tuple(state.services.values()),
                 tuple(state.replication_controllers.values()),
                 tuple(rs.obj for rs in state.replica_sets.values()),
                 tuple(ss.obj for ss in state.stateful_sets.values()),
+                pod_disruption_budgets=self._budgets_in_use,
             )
             handle = Handle(self.snapshot, objects, self.configuration.parallelism)
             self._frameworks = {
                 profile.scheduler_name: Framework(profile, self.registry, handle, self.features)
                 for profile in self.configuration.profiles
             }
+            for framework in self._frameworks.values():
+                framework.nominated_pods_for_node = self._nominated_pods_for_node
+                framework.nominated_node_names = self._nominated_node_names
         return self._frameworks
+
+    # -- preemption and the nominator ----------------------------------------------------
+
+    def _after_failure(self, record: PodRecord, result: CycleResult) -> None:
+        # handleSchedulingFailure's nominatingInfo: clearNominatedNode when no PostFilter
+        # ran (none configured, or an error); a PostFilter result overrides the
+        # nomination ("" clears it); no result leaves it. A successful preemption first
+        # actuates (prepareCandidate).
+        if not result.post_filter_ran:
+            self._nominate(record, "")
+            return
+        post = result.post_filter
+        if post is None:
+            return
+        node = post.nominated_node_name
+        status = result.post_filter_status
+        if node and status is not None and status.code is Code.SUCCESS:
+            self._preempt(record, node, post.victims.get(node, ()))
+        self._nominate(record, node)
+
+    def _preempt(self, preemptor: PodRecord, node: str, victims: Sequence[Pod]) -> None:
+        # prepareCandidate: delete every victim (upstream first marks it with a
+        # DisruptionTarget condition; deletions are immediate here), then clear the
+        # nomination of lower-priority pods nominated to the node.
+        priority = preemptor.pod.priority or 0
+        for victim in victims:
+            current = self.state.pods.get(victim.key)
+            if current is None or current.node_name != node:
+                continue
+            self.state.delete_pod(
+                victim.key, f"preempted by {preemptor.key} (priority {priority}) on {node}"
+            )
+        for other in list(self._nominated.get(node, {}).values()):
+            if (other.pod.priority or 0) < priority:
+                self._nominate(other, "")
+
+    def _nominate(self, record: PodRecord, node: str) -> None:
+        # The nominator's AddNominatedPod: out of its old node's list, to the end of the
+        # new one's; "" only clears. The pod's status.nominatedNodeName follows.
+        self._forget_nomination(record)
+        if record.pod.nominated_node_name != node:
+            record.pod = replace(record.pod, nominated_node_name=node)
+        if node:
+            self._nominated.setdefault(node, {})[record.key] = record
+
+    def _forget_nomination(self, record: PodRecord) -> None:
+        node = record.pod.nominated_node_name
+        pods = self._nominated.get(node) if node else None
+        if pods is not None and pods.get(record.key) is record:
+            del pods[record.key]
+            if not pods:
+                del self._nominated[node]
+
+    def _nominated_pods_for_node(self, node: str) -> Sequence[Pod]:
+        pods = self._nominated.get(node)
+        return [r.pod for r in pods.values()] if pods else ()
+
+    def _nominated_node_names(self) -> tuple[str, ...]:
+        return tuple(self._nominated)
+
+    def _live_budgets(self) -> tuple[PodDisruptionBudget, ...]:
+        # The PDB lister's view: status.disruptionsAllowed as the disruption controller
+        # computes it now; no disruptedPods (evictions complete at once here).
+        return tuple(
+            replace(
+                pdb,
+                disruptions_allowed=disruptions_allowed(self.state, namespace, name),
+                disrupted_pods=frozenset(),
+            )
+            for (namespace, name), pdb in self.state.budgets.items()
+        )
+
+    def _budgets_changed(self, result: CycleResult) -> bool:
+        # Budgets matter only when the preemption dry run found victims; computing them
+        # costs a pass over the pods, so they are refreshed only then, and the frameworks
+        # rebuilt when they changed since the frameworks were built.
+        post = result.post_filter
+        if post is None or not post.victims:
+            return False
+        if not self.state.budgets and not self._budgets_in_use:
+            return False
+        if self._live_budgets() == self._budgets_in_use:
+            return False
+        self._frameworks = None
+        return True
 
     def _check_supported(self, objects: tuple[ScenarioObject, ...]) -> None:
         frameworks = self._framework_map()
