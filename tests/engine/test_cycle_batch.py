@@ -154,14 +154,15 @@ def _generated_cluster(seed: int, nodes: int) -> list[dict]:
             },
         }
         if rng.random() < 0.15:
-            node["spec"]["taints"] = [
-                {"key": "dedicated", "value": "x", "effect": rng.choice(["NoSchedule", "PreferNoSchedule"])}
-            ]
+            effect = rng.choice(["NoSchedule", "PreferNoSchedule"])
+            node["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": effect}]
         if rng.random() < 0.05:
             node["spec"]["unschedulable"] = True
         objects.append(node)
-        for j in range(rng.randrange(3)):
-            objects.append(_pod(f"existing-{i}-{j}", rng.choice(["web", "db"]), f"node-{i}", "250m"))
+        objects.extend(
+            _pod(f"existing-{i}-{j}", rng.choice(["web", "db"]), f"node-{i}", "250m")
+            for j in range(rng.randrange(3))
+        )
     return objects
 
 
@@ -172,7 +173,11 @@ def _pod(name: str, app: str, node: str | None, cpu: str, spread: list | None = 
         "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
         "spec": {
             "containers": [
-                {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}
+                {
+                    "name": "c",
+                    "image": "nginx",
+                    "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}},
+                }
             ],
         },
     }

@@ -486,7 +486,7 @@ def _record_rejections(
     infos = framework.handle.snapshot.table().node_infos
     for row in visited[~mask[visited]].tolist():
         info = infos[row]
-        status = framework.run_filter_plugins(state, pod, info)
+        status = framework.run_filter_plugins_with_nominated_pods(state, pod, info)
         if status is not None:
             statuses[info.name] = status
 

@@ -225,3 +225,18 @@ def test_scaling_during_a_rollout_is_proportional():
     old_rs = next(iter(groups))
     assert groups[old_rs] == 4  # cordoned nodes: the old pods stay, nothing new lands
     assert len(scaled.pending) == 6  # 8 + 2 surge - 4 running: both ReplicaSets grew
+
+
+def test_the_scheduler_lists_the_replica_sets_deployments_create():
+    # System default spreading takes its selector from the pod's ReplicaSet: the
+    # scheduler must see ReplicaSets that a Deployment controller creates mid-run.
+    sim = Simulator(
+        parse_scenario(
+            yaml.safe_load(HEADER + "- apply:\n    objects:\n" + workload(constraint=False)), "t"
+        )
+    )
+    sim.run_scenario()
+    (framework,) = sim._framework_map().values()
+    listed = [rs.metadata.name for rs in framework.handle.objects.replica_sets]
+    assert len(listed) == 1
+    assert listed[0].startswith("web-")

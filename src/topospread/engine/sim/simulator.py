@@ -199,6 +199,7 @@ class Simulator:
         self.node_search = NodeSearch(self.configuration.percentage_of_nodes_to_score)
         """kube-scheduler's percentageOfNodesToScore and rotating start index."""
         self._frameworks: dict[str, Framework] | None = None
+        self._listed: tuple[tuple[object, ...], ...] = ()
         self._active: list[tuple[int, int, str, str]] = []
         """Heap of (-priority, enqueue sequence, pod key, uid)."""
         self._queued: dict[str, _Queued] = {}
@@ -704,13 +705,17 @@ class Simulator:
             self._unschedulable.add(record.key)
             return
         start = self.node_search.next_start_node_index
-        result = schedule_one(framework, pod, self.node_search, skip_single_node_scoring=True)
+        result = schedule_one(
+            framework, pod, self.node_search, skip_single_node_scoring=True, lean=True
+        )
         if self._budgets_changed(result):
             # The dry run weighed the victims against stale budgets: again, from the
             # same start, with the budgets as they are now.
             self.node_search.next_start_node_index = start
             framework = self._framework_map()[pod.scheduler_name]
-            result = schedule_one(framework, pod, self.node_search, skip_single_node_scoring=True)
+            result = schedule_one(
+                framework, pod, self.node_search, skip_single_node_scoring=True, lean=True
+            )
         node = result.selected_node
         if node is not None and self.tie_break == "random" and len(result.tied_nodes) > 1:
             node = self._tie_rng.choice(result.tied_nodes)
@@ -734,16 +739,22 @@ class Simulator:
             self._wake(record.owner, 1)
 
     def _framework_map(self) -> dict[str, Framework]:
+        state = self.state
+        # The scheduler lists Services, RCs, ReplicaSets and StatefulSets (their selectors
+        # are the default spread constraints' selectors); controllers create and replace
+        # ReplicaSets at any time, so the lists are compared by identity every cycle.
+        listed = (
+            tuple(state.services.values()),
+            tuple(state.replication_controllers.values()),
+            tuple(rs.obj for rs in state.replica_sets.values()),
+            tuple(ss.obj for ss in state.stateful_sets.values()),
+        )
+        if self._frameworks is not None and not _same_objects(listed, self._listed):
+            self._frameworks = None
         if self._frameworks is None:
-            state = self.state
+            self._listed = listed
             self._budgets_in_use = self._live_budgets()
-            objects = ClusterObjects(
-                tuple(state.services.values()),
-                tuple(state.replication_controllers.values()),
-                tuple(rs.obj for rs in state.replica_sets.values()),
-                tuple(ss.obj for ss in state.stateful_sets.values()),
-                pod_disruption_budgets=self._budgets_in_use,
-            )
+            objects = ClusterObjects(*listed, pod_disruption_budgets=self._budgets_in_use)
             handle = Handle(self.snapshot, objects, self.configuration.parallelism)
             self._frameworks = {
                 profile.scheduler_name: Framework(profile, self.registry, handle, self.features)
@@ -938,3 +949,12 @@ def _changed_template(old: Pod, action: Rollout, now: int) -> Pod:
     if action.node_selector is not None:
         template = replace(template, node_selector=dict(action.node_selector))
     return template
+
+
+def _same_objects(
+    listed: tuple[tuple[object, ...], ...], before: tuple[tuple[object, ...], ...]
+) -> bool:
+    return len(listed) == len(before) and all(
+        len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+        for a, b in zip(listed, before, strict=True)
+    )
