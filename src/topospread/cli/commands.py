@@ -18,7 +18,7 @@ from topospread.cli.render_explain import render_explanation
 from topospread.cli.render_html import render_html, write_html
 from topospread.cli.render_simulate import render_simulation
 from topospread.engine.explain import explain
-from topospread.engine.sim.simulator import simulate
+from topospread.engine.sim.simulator import SimProgress, simulate
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.io import load_cluster, load_configuration, load_pod
 from topospread.io.scenarios import load_scenario
@@ -185,17 +185,21 @@ def simulate_command(
         # Piped or captured output: wide enough that the tables keep whole names.
         console = Console(highlight=False, soft_wrap=True, width=120)
     progress_console = Console(stderr=True)
-    if progress_console.is_terminal and len(parsed.steps) > 3:
+    if progress_console.is_terminal:
         from rich.progress import Progress
 
         with Progress(console=progress_console, transient=True) as bar:
             task = bar.add_task(f"simulating {parsed.name}", total=len(parsed.steps) + 1)
-            result = simulate(
-                parsed,
-                seed,
-                tie_break=tie_break,
-                progress=lambda done, _total: bar.update(task, completed=done),
-            )
+
+            def show(at: SimProgress) -> None:
+                bar.update(
+                    task,
+                    completed=at.steps_done,
+                    description=f"simulating {parsed.name}: step {at.steps_done}/"
+                    f"{at.steps_total}, {at.pods_bound:,} pods bound",
+                )
+
+            result = simulate(parsed, seed, tie_break=tie_break, progress=show)
     else:
         result = simulate(parsed, seed, tie_break=tie_break)
     if html_path is not None:

@@ -240,3 +240,17 @@ def test_the_scheduler_lists_the_replica_sets_deployments_create():
     listed = [rs.metadata.name for rs in framework.handle.objects.replica_sets]
     assert len(listed) == 1
     assert listed[0].startswith("web-")
+
+
+def test_progress_is_reported_after_each_step_and_during_long_steps(monkeypatch):
+    from topospread.engine.sim import simulator as simulator_module
+
+    monkeypatch.setattr(simulator_module, "PROGRESS_EVERY", 2)
+    reports = []
+    scenario = parse_scenario(yaml.safe_load(HEADER + "- apply:\n    objects:\n" + workload()), "t")
+    simulate(scenario, 0, progress=reports.append)
+    assert [(r.steps_done, r.steps_total) for r in reports][-1] == (2, 2)
+    assert reports[-1].pods_bound == 6
+    within_step = [r for r in reports if r.steps_done == 1 and r.pods_bound > 0]
+    assert within_step, "no report while the step's six pods were being scheduled"
+    assert [r.pods_bound for r in reports] == sorted(r.pods_bound for r in reports)

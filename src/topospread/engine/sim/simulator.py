@@ -126,7 +126,9 @@ from .state import (
 __all__ = [
     "DEFAULT_MAX_EVENTS_PER_STEP",
     "DRAIN_RETRY_SECONDS",
+    "PROGRESS_EVERY",
     "EmptySchedule",
+    "SimProgress",
     "SimulationLimitError",
     "Simulator",
     "simulate",
@@ -215,6 +217,10 @@ class Simulator:
         self._events: list[SimEvent] = []
         self._notes: list[str] = []
         self._attempts = 0
+        self._attempts_total = 0
+        self._bound_total = 0
+        self._progress: Callable[[SimProgress], None] | None = None
+        self._steps = (0, 0)
 
     # -- the event loop ---------------------------------------------------------------
 
@@ -251,19 +257,23 @@ class Simulator:
 
     # -- running a scenario -----------------------------------------------------------
 
-    def run_scenario(self, progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+    def run_scenario(
+        self, progress: Callable[[SimProgress], None] | None = None
+    ) -> SimulationResult:
         """Create the initial cluster, run every step to quiescence, report each one.
 
-        ``progress(done, total)`` is called after the initial cluster and each step.
+        ``progress`` is called after the initial cluster, after each step, and every
+        :data:`PROGRESS_EVERY` scheduling attempts within a step.
         """
         total = len(self.scenario.steps) + 1
+        self._progress = progress
+        self._steps = (0, total)
         results = [self._run_action(-1, "initial", "initial cluster", self._initial)]
-        if progress is not None:
-            progress(1, total)
+        self._report_progress(1)
         for step in self.scenario.steps:
             results.append(self.run_step(step))
-            if progress is not None:
-                progress(step.index + 2, total)
+            self._report_progress(step.index + 2)
+        self._progress = None
         from topospread import KUBERNETES_VERSION
 
         return SimulationResult(
@@ -694,6 +704,9 @@ class Simulator:
         queued.attempts += 1
         queued.last_attempt = self.now
         self._attempts += 1
+        self._attempts_total += 1
+        if self._progress is not None and self._attempts_total % PROGRESS_EVERY == 0:
+            self._report_progress()
         frameworks = self._framework_map()
         framework = frameworks.get(pod.scheduler_name)
         if pod.scheduling_gates:
@@ -732,11 +745,21 @@ class Simulator:
         info = self.snapshot.get(node)
         assert info is not None
         info.add_pod(record.pod)
+        self._bound_total += 1
         self._log("scheduled", pod=record.key, node=node)
         self._cluster_event()
         if record.owner is not None:
             # The pod is Ready now; its controller notices one second later.
             self._wake(record.owner, 1)
+
+    def _report_progress(self, steps_done: int | None = None) -> None:
+        if self._progress is None:
+            return
+        if steps_done is not None:
+            self._steps = (steps_done, self._steps[1])
+        self._progress(
+            SimProgress(self._steps[0], self._steps[1], self._bound_total, self._attempts_total)
+        )
 
     def _framework_map(self) -> dict[str, Framework]:
         state = self.state
@@ -882,12 +905,27 @@ class Simulator:
         self._events.append(SimEvent(self.now, kind, pod, node, detail))
 
 
+@dataclass(frozen=True, slots=True)
+class SimProgress:
+    """How far a run is: steps done (the initial cluster counts as one) of all, and pods
+    bound and scheduling attempts so far."""
+
+    steps_done: int
+    steps_total: int
+    pods_bound: int
+    attempts: int
+
+
+PROGRESS_EVERY: Final = 250
+"""Scheduling attempts between two progress reports within a step."""
+
+
 def simulate(
     scenario: Scenario,
     seed: int | None = None,
     *,
     tie_break: str = "first",
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[SimProgress], None] | None = None,
 ) -> SimulationResult:
     """Run a scenario with ``seed`` (else the scenario's own, else 0) and report every step."""
     if seed is None:
