@@ -9,7 +9,8 @@ time and the peak RSS of the process.
     python benchmarks/sim_scale.py --nodes 500 --pods 2000
     python benchmarks/sim_scale.py --nodes 5000 --pods 50000 --zones 3
 
-``--profile`` prints the top of a cProfile run instead.
+``--profile`` prints the top of a cProfile run instead; ``--write FILE`` only writes the
+scenario (JSON, which is YAML) for ``topospread simulate FILE``, with its progress bar.
 """
 
 from __future__ import annotations
@@ -62,17 +63,13 @@ def scenario_document(nodes: int, pods: int, zones: int) -> dict[str, Any]:
                                                 "maxSkew": 5,
                                                 "topologyKey": "topology.kubernetes.io/zone",
                                                 "whenUnsatisfiable": "DoNotSchedule",
-                                                "labelSelector": {
-                                                    "matchLabels": {"color": "blue"}
-                                                },
+                                                "labelSelector": {"matchLabels": {"color": "blue"}},
                                             },
                                             {
                                                 "maxSkew": 1,
                                                 "topologyKey": "kubernetes.io/hostname",
                                                 "whenUnsatisfiable": "ScheduleAnyway",
-                                                "labelSelector": {
-                                                    "matchLabels": {"color": "blue"}
-                                                },
+                                                "labelSelector": {"matchLabels": {"color": "blue"}},
                                             },
                                         ],
                                         "containers": [
@@ -126,7 +123,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--zones", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary")
+    parser.add_argument(
+        "--write",
+        metavar="FILE",
+        help="only write the scenario to FILE (for `topospread simulate FILE`)",
+    )
     args = parser.parse_args(argv)
+    if args.write:
+        document = scenario_document(args.nodes, args.pods, args.zones)
+        Path(args.write).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        return 0
     if args.profile:
         import cProfile
         import pstats

@@ -273,12 +273,12 @@ def _compute_in_bulk(
         per_code = np.zeros(len(domains.values) + 1, np.int64)
         np.add.at(per_code, codes, snapshot.counter_column(counter)[rows])
         present, first_row = np.unique(codes, return_index=True)
-        in_order = present[np.argsort(first_row, kind="stable")].tolist()
-        values = domains.values
-        numbers = per_code[in_order].tolist()
-        counts.append(dict(zip([values[code] for code in in_order], numbers, strict=True)))
-        paths.append(_critical_paths_of([values[code] for code in in_order], numbers))
-        present_counts = np.zeros(len(values) + 1, np.int64)
+        in_order = present[np.argsort(first_row, kind="stable")]
+        numbers = per_code[in_order]
+        names = [domains.values[code] for code in in_order.tolist()]
+        counts.append(dict(zip(names, numbers.tolist(), strict=True)))
+        paths.append(_critical_paths_of(names, numbers))
+        present_counts = np.zeros(len(domains.values) + 1, np.int64)
         present_counts[in_order] = numbers
         by_code.append((domains, present_counts))
     return PreFilterState(constraints, counts, paths, by_code)
@@ -303,17 +303,19 @@ def tolerated_column(table: NodeTable, pod: Pod, comparison_operators: bool) -> 
     return column
 
 
-def _critical_paths_of(values: Sequence[str], numbers: Sequence[int]) -> CriticalPaths:
-    # What CriticalPaths.update leaves after the domains in this order (see above).
+def _critical_paths_of(values: Sequence[str], numbers: IntArray) -> CriticalPaths:
+    # What CriticalPaths.update leaves after the domains in this order (see above);
+    # argmin returns the first of equal minima.
     paths = CriticalPaths()
-    if not numbers:
+    if not len(numbers):
         return paths
-    first = min(range(len(numbers)), key=numbers.__getitem__)
-    paths.value0, paths.num0 = values[first], numbers[first]
-    rest = [i for i in range(len(numbers)) if i != first]
-    if rest:
-        second = min(rest, key=numbers.__getitem__)
-        paths.value1, paths.num1 = values[second], numbers[second]
+    first = int(np.argmin(numbers))
+    paths.value0, paths.num0 = values[first], int(numbers[first])
+    if len(numbers) > 1:
+        rest = numbers.copy()
+        rest[first] = np.iinfo(np.int64).max
+        second = int(np.argmin(rest))
+        paths.value1, paths.num1 = values[second], int(numbers[second])
     return paths
 
 
