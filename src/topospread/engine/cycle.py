@@ -160,7 +160,7 @@ def schedule_one(
     With ``search``, a pod with ``nominated_node_name`` first tries only that node
     (``evaluateNominatedNode``, see :func:`_evaluate_nominated_node`).
     ``lean`` (with ``search``) leaves out of the result what only explanations read when
-    a node is selected: the statuses of the rejected nodes and the per-plugin scores.
+    the bulk path selects a node: ``statuses``, ``scores`` and ``totals`` stay empty.
 
     With ``search``, Filter and Score run in bulk over the snapshot's
     :class:`~topospread.framework.node_table.NodeTable` when every active plugin offers
@@ -447,11 +447,12 @@ def _score_batch(
     feasible = [infos[row] for row in rows.tolist()]
     if not lean:
         _record_rejections(framework, state, pod, statuses, visited, mask)
-    for info in feasible:
-        statuses[info.name] = None
+        for info in feasible:
+            statuses[info.name] = None
     result = CycleResult(state, pre, statuses, feasible)
     if (skip_single_node_scoring and len(feasible) == 1) or not framework.plugins_at("score"):
         return _score(framework, pod, result, skip_single_node_scoring)
+    state.feasible_rows = rows
     status = framework.run_pre_score_plugins(state, pod, feasible)
     if status is not None:
         result.message = status.message
@@ -462,13 +463,13 @@ def _score_batch(
         return result
     totals = scores.totals
     names = [info.name for info in feasible]
-    result.totals = dict(zip(names, totals.tolist(), strict=True))
     if not lean:
+        result.totals = dict(zip(names, totals.tolist(), strict=True))
         columns = {name: values.tolist() for name, values in scores.by_plugin.items()}
         for i, name in enumerate(names):
             result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
     tied = np.flatnonzero(totals == totals.max()).tolist()
-    result.tied_nodes = tuple(names[i] for i in tied)
+    result.tied_nodes = tuple([names[i] for i in tied])
     result.selected_node = result.tied_nodes[0]
     return result
 

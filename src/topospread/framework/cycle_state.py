@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["CycleState", "StateData", "StateNotFoundError"]
 
@@ -28,7 +28,7 @@ class StateNotFoundError(LookupError):
 class CycleState:
     """A typed key-value store for one scheduling cycle, plus the plugins to skip."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "feasible_rows", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, StateData] = {}
@@ -36,6 +36,9 @@ class CycleState:
         """Plugins whose PreFilter returned Skip; their Filter is not run."""
         self.skip_score_plugins: frozenset[str] = frozenset()
         """Plugins whose PreScore returned Skip; their Score is not run."""
+        self.feasible_rows: Any = None
+        """When the cycle found the feasible nodes in bulk: their rows in the snapshot's
+        node table (a NumPy int array), in the order PreScore receives the nodes."""
 
     def write(self, key: str, value: StateData) -> None:
         """Store ``value`` under ``key``."""
@@ -57,4 +60,5 @@ class CycleState:
         copy._data = {key: value.clone() for key, value in self._data.items()}
         copy.skip_filter_plugins = self.skip_filter_plugins
         copy.skip_score_plugins = self.skip_score_plugins
+        copy.feasible_rows = self.feasible_rows
         return copy

@@ -264,6 +264,7 @@ class PodTopologySpread:
                 node_inclusion_policy=self._node_inclusion_policy,
                 comparison_operators=self._comparison_operators,
                 snapshot=self._handle.snapshot,
+                filtered_rows=state.feasible_rows,
             ),
         )
         return None

@@ -96,10 +96,13 @@ def compute_pre_score_state(
     node_inclusion_policy: bool,
     comparison_operators: bool,
     snapshot: Snapshot | None = None,
+    filtered_rows: IntArray | None = None,
 ) -> PreScoreState:
     """Seed domains from the feasible nodes, then count pods over all nodes (``PreScore``).
 
-    With the snapshot's counters (``all_nodes`` being its node list) the counting costs
+    ``filtered_rows``, when given, are the feasible nodes' rows in the snapshot's node
+    table (the bulk search found them so). With the snapshot's counters (``all_nodes``
+    being its node list) the counting costs
     O(feasible nodes) when every node counts (no nodeSelector or required node affinity,
     no constraint honouring taints) and O(nodes) otherwise, instead of O(pods); and with
     array operations over the snapshot's node table (:func:`_pre_score_in_bulk`).
@@ -110,6 +113,7 @@ def compute_pre_score_state(
             constraints,
             filtered_nodes,
             snapshot,
+            filtered_rows,
             require_all_topologies=require_all_topologies,
             node_inclusion_policy=node_inclusion_policy,
             comparison_operators=comparison_operators,
@@ -218,6 +222,7 @@ def _pre_score_in_bulk(
     constraints: tuple[Constraint, ...],
     filtered_nodes: Sequence[NodeInfo],
     snapshot: Snapshot,
+    filtered_rows: IntArray | None,
     *,
     require_all_topologies: bool,
     node_inclusion_policy: bool,
@@ -228,9 +233,12 @@ def _pre_score_in_bulk(
     table = snapshot.table()
     infos = table.node_infos
     row_of = table.row_of
-    rows = np.fromiter(
-        (row_of[info.name] for info in filtered_nodes), np.int64, len(filtered_nodes)
-    )
+    if filtered_rows is not None and len(filtered_rows) == len(filtered_nodes):
+        rows = filtered_rows
+    else:
+        rows = np.fromiter(
+            (row_of[info.name] for info in filtered_nodes), np.int64, len(filtered_nodes)
+        )
     keys = frozenset(c.topology_key for c in constraints)
     has_keys: BoolArray = table.node_column(
         ("PodTopologySpread/keys", keys),
