@@ -44,12 +44,14 @@ scheduler with parallelism 1 would; a lone feasible node is taken without scorin
 The scheduler's view is ONE long-lived :class:`Snapshot`, updated incrementally as pods
 are bound or deleted and nodes change (kube-scheduler's cache).
 
-Costs for big runs (5,000 nodes, 50,000 pods): a cycle runs Filter on the nodes the
-search visits and Score on the ≤ numFeasibleNodesToFind feasible ones;
-PodTopologySpread's counts come from the snapshot's incremental counters (O(domains)
-PreFilter). The loop itself is O(log events) per event; node steps touch only the pods
-of their nodes; the report at the end of each step is O(workloads × nodes × pods per
-node). ``benchmarks/sim_scale.py`` measures it.
+Costs for big runs (15,000 nodes, 150,000 pods): cycles are lean and, when every
+active plugin has a batch form, run Filter and Score as NumPy operations over the
+snapshot's node table (``schedule_one``'s bulk path; the per-node path otherwise, and
+for pods that fit nowhere, whose rejections and preemption need every status).
+PodTopologySpread's counts come from the snapshot's incremental counters, so no cycle
+walks the existing pods. The loop itself is O(log events) per event; node steps touch
+only the pods of their nodes; the report at the end of each step is O(workloads ×
+nodes × pods per node). ``benchmarks/sim_scale.py`` measures it.
 """
 
 from __future__ import annotations

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from topospread.framework.node_info import ClusterObjects, NodeInfo, PodCounter, Snapshot
+from topospread.framework.node_table import BoolArray, NodeTable
 from topospread.model.labels import (
     Operator,
     Requirement,
     Selector,
     selector_from_set,
 )
-from topospread.model.nodeaffinity import RequiredNodeAffinity
+from topospread.model.nodeaffinity import RequiredNodeAffinity, node_selection_key
 from topospread.model.objects import (
     LabelSelector,
     Node,
@@ -29,11 +32,15 @@ __all__ = [
     "Constraint",
     "SelectorError",
     "count_pods_match_selector",
+    "counted_node_columns",
     "counters_for",
+    "counts_every_node",
     "default_selector",
+    "has_keys_column",
     "label_selector_as_selector",
     "node_labels_match_spread_constraints",
     "parse_constraints",
+    "tolerated_column",
 ]
 
 
@@ -245,3 +252,79 @@ def default_selector(pod: Pod, objects: ClusterObjects) -> Selector:
             if other.requirements is not None:
                 selector = selector.add(other.requirements)
     return selector
+
+
+def counts_every_node(
+    required: RequiredNodeAffinity, constraints: Sequence[Constraint], node_inclusion_policy: bool
+) -> bool:
+    """Whether every node carrying the keys counts: the pod selects nodes by neither
+    nodeSelector nor required node affinity, and no constraint honours taints."""
+    return (
+        required.label_selector is None
+        and required.node_selector is None
+        and not (
+            node_inclusion_policy
+            and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
+        )
+    )
+
+
+def has_keys_column(table: NodeTable, keys: frozenset[str]) -> BoolArray:
+    """Per node, whether it carries every topology key in ``keys`` (memoised)."""
+    column: BoolArray = table.node_column(
+        ("PodTopologySpread/keys", keys),
+        lambda info: all(key in info.node.metadata.labels for key in keys),
+        np.bool_,
+    )
+    return column
+
+
+def tolerated_column(table: NodeTable, pod: Pod, comparison_operators: bool) -> BoolArray:
+    """Per node, whether the pod tolerates its NoSchedule/NoExecute taints (the
+    ``nodeTaintsPolicy: Honor`` rule), memoised by the pod's tolerations."""
+    column: BoolArray = table.node_column(
+        ("PodTopologySpread/taints", pod.tolerations, comparison_operators),
+        lambda info: (
+            find_matching_untolerated_taint(
+                info.node.taints,
+                pod.tolerations,
+                do_not_schedule_taints,
+                comparison_operators=comparison_operators,
+            )
+            is None
+        ),
+        np.bool_,
+    )
+    return column
+
+
+def counted_node_columns(
+    table: NodeTable,
+    pod: Pod,
+    constraints: Sequence[Constraint],
+    required: RequiredNodeAffinity,
+    base: BoolArray,
+    *,
+    node_inclusion_policy: bool,
+    comparison_operators: bool,
+) -> list[BoolArray]:
+    """Per constraint, the nodes whose pods count (of ``base``): the node loop's rules —
+    the pod's required node affinity for every constraint without node inclusion
+    policies, else each constraint's nodeAffinityPolicy and nodeTaintsPolicy."""
+    matches_affinity: BoolArray = table.node_column(
+        ("PodTopologySpread/affinity", node_selection_key(pod)),
+        lambda info: required.match(info.node),
+        np.bool_,
+    )
+    if not node_inclusion_policy:
+        base = base & matches_affinity
+    columns: list[BoolArray] = []
+    for constraint in constraints:
+        eligible = base
+        if node_inclusion_policy:
+            if constraint.node_affinity_policy is NodeInclusionPolicy.HONOR:
+                eligible = eligible & matches_affinity
+            if constraint.node_taints_policy is NodeInclusionPolicy.HONOR:
+                eligible = eligible & tolerated_column(table, pod, comparison_operators)
+        columns.append(eligible)
+    return columns

@@ -22,15 +22,16 @@ from topospread.framework.node_table import BoolArray, DomainColumn, IntArray, N
 from topospread.framework.status import Code, Status
 from topospread.model.nodeaffinity import (
     RequiredNodeAffinity,
-    node_selection_key,
     required_node_affinity,
 )
-from topospread.model.objects import Node, NodeInclusionPolicy, Pod
-from topospread.model.taints import do_not_schedule_taints, find_matching_untolerated_taint
+from topospread.model.objects import Node, Pod
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
+    counted_node_columns,
     counters_for,
+    counts_every_node,
+    has_keys_column,
     node_labels_match_spread_constraints,
 )
 
@@ -46,7 +47,6 @@ __all__ = [
     "filter_batch",
     "filter_node",
     "get_pre_filter_state",
-    "tolerated_column",
     "update_with_pod",
 ]
 
@@ -178,15 +178,7 @@ def compute_pre_filter_state(
     counters = counters_for(snapshot, nodes, constraints, namespace)
     if counters is not None:
         assert snapshot is not None
-        every_node = (
-            required.label_selector is None
-            and required.node_selector is None
-            and not (
-                node_inclusion_policy
-                and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
-            )
-        )
-        if every_node:
+        if counts_every_node(required, constraints, node_inclusion_policy):
             # A node missing any constraint's key is left out of every constraint's
             # counts: the totals are taken over nodes carrying all the keys.
             keys = frozenset(c.topology_key for c in constraints)
@@ -246,27 +238,19 @@ def _compute_in_bulk(
     # with the least count among the others.
     table = snapshot.table()
     keys = frozenset(c.topology_key for c in constraints)
-    counted: BoolArray = table.node_column(
-        ("PodTopologySpread/keys", keys),
-        lambda info: all(key in info.node.metadata.labels for key in keys),
-        np.bool_,
+    eligible_columns = counted_node_columns(
+        table,
+        pod,
+        constraints,
+        required,
+        has_keys_column(table, keys),
+        node_inclusion_policy=node_inclusion_policy,
+        comparison_operators=comparison_operators,
     )
-    selection = node_selection_key(pod)
-    matches_affinity: BoolArray = table.node_column(
-        ("PodTopologySpread/affinity", selection), lambda info: required.match(info.node), np.bool_
-    )
-    if not node_inclusion_policy:
-        counted = counted & matches_affinity
     counts: list[dict[str, int]] = []
     paths: list[CriticalPaths] = []
     by_code: list[tuple[DomainColumn, IntArray] | None] = []
-    for constraint, counter in zip(constraints, counters, strict=True):
-        eligible = counted
-        if node_inclusion_policy:
-            if constraint.node_affinity_policy is NodeInclusionPolicy.HONOR:
-                eligible = eligible & matches_affinity
-            if constraint.node_taints_policy is NodeInclusionPolicy.HONOR:
-                eligible = eligible & tolerated_column(table, pod, comparison_operators)
+    for constraint, counter, eligible in zip(constraints, counters, eligible_columns, strict=True):
         domains = table.domains(constraint.topology_key)
         rows = np.flatnonzero(eligible)
         codes = domains.codes[rows]
@@ -282,25 +266,6 @@ def _compute_in_bulk(
         present_counts[in_order] = numbers
         by_code.append((domains, present_counts))
     return PreFilterState(constraints, counts, paths, by_code)
-
-
-def tolerated_column(table: NodeTable, pod: Pod, comparison_operators: bool) -> BoolArray:
-    """Per node, whether the pod tolerates its NoSchedule/NoExecute taints (the
-    ``nodeTaintsPolicy: Honor`` rule), memoised by the pod's tolerations."""
-    column: BoolArray = table.node_column(
-        ("PodTopologySpread/taints", pod.tolerations, comparison_operators),
-        lambda info: (
-            find_matching_untolerated_taint(
-                info.node.taints,
-                pod.tolerations,
-                do_not_schedule_taints,
-                comparison_operators=comparison_operators,
-            )
-            is None
-        ),
-        np.bool_,
-    )
-    return column
 
 
 def _critical_paths_of(values: Sequence[str], numbers: IntArray) -> CriticalPaths:

@@ -18,15 +18,18 @@ from topospread.framework.cycle_state import CycleState
 from topospread.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from topospread.framework.node_info import NodeInfo, PodCounter, Snapshot
 from topospread.framework.node_table import BoolArray, DomainColumn, IntArray, NodeTable
-from topospread.model.nodeaffinity import node_selection_key, required_node_affinity
-from topospread.model.objects import LABEL_HOSTNAME, NodeInclusionPolicy, Pod
+from topospread.model.nodeaffinity import required_node_affinity
+from topospread.model.objects import LABEL_HOSTNAME, Pod
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
+    counted_node_columns,
     counters_for,
+    counts_every_node,
+    has_keys_column,
     node_labels_match_spread_constraints,
 )
-from topospread.plugins.podtopologyspread.filtering import domain_counts_by_code, tolerated_column
+from topospread.plugins.podtopologyspread.filtering import domain_counts_by_code
 
 __all__ = [
     "PRE_SCORE_STATE_KEY",
@@ -158,15 +161,7 @@ def compute_pre_score_state(
     )
     if counters is not None:
         assert snapshot is not None
-        every_node = (
-            required.label_selector is None
-            and required.node_selector is None
-            and not (
-                node_inclusion_policy
-                and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
-            )
-        )
-        if every_node:
+        if counts_every_node(required, constraints, node_inclusion_policy):
             # Nodes lacking a key are skipped when all keys are required; otherwise
             # (System defaults) a missing key forms the "" domain. Either way only the
             # seeded domains (those of feasible nodes) are read.
@@ -240,11 +235,7 @@ def _pre_score_in_bulk(
             (row_of[info.name] for info in filtered_nodes), np.int64, len(filtered_nodes)
         )
     keys = frozenset(c.topology_key for c in constraints)
-    has_keys: BoolArray = table.node_column(
-        ("PodTopologySpread/keys", keys),
-        lambda info: all(key in info.node.metadata.labels for key in keys),
-        np.bool_,
-    )
+    has_keys = has_keys_column(table, keys)
     if require_all_topologies:
         ignored_rows = rows[~has_keys[rows]]
         scored = rows[has_keys[rows]]
@@ -272,22 +263,16 @@ def _pre_score_in_bulk(
     weights = [topology_normalizing_weight(size) for size in sizes]
 
     required = required_node_affinity(pod)
-    every_node = (
-        required.label_selector is None
-        and required.node_selector is None
-        and not (
-            node_inclusion_policy
-            and any(c.node_taints_policy is NodeInclusionPolicy.HONOR for c in constraints)
-        )
+    every_node = counts_every_node(required, constraints, node_inclusion_policy)
+    eligible_columns = counted_node_columns(
+        table,
+        pod,
+        constraints,
+        required,
+        has_keys if require_all_topologies else np.ones(len(table), np.bool_),
+        node_inclusion_policy=node_inclusion_policy,
+        comparison_operators=comparison_operators,
     )
-    counted: BoolArray = has_keys if require_all_topologies else np.ones(len(table), np.bool_)
-    matches_affinity: BoolArray = table.node_column(
-        ("PodTopologySpread/affinity", node_selection_key(pod)),
-        lambda info: required.match(info.node),
-        np.bool_,
-    )
-    if not node_inclusion_policy:
-        counted = counted & matches_affinity
     counts: list[dict[str, int]] = []
     for index, constraint in enumerate(constraints):
         domains, empty = columns[index]
@@ -303,13 +288,7 @@ def _pre_score_in_bulk(
             ).totals
             counts.append({value_of[c]: totals.get(value_of[c], 0) for c in seeded[index]})
             continue
-        eligible = counted
-        if node_inclusion_policy:
-            if constraint.node_affinity_policy is NodeInclusionPolicy.HONOR:
-                eligible = eligible & matches_affinity
-            if constraint.node_taints_policy is NodeInclusionPolicy.HONOR:
-                eligible = eligible & tolerated_column(table, pod, comparison_operators)
-        eligible_rows = np.flatnonzero(eligible)
+        eligible_rows = np.flatnonzero(eligible_columns[index])
         codes, _ = _codes_with_missing_as_empty(domains, domains.codes[eligible_rows])
         per_code = np.zeros(len(domains.values) + 1, np.int64)
         np.add.at(per_code, codes, snapshot.counter_column(counters[index])[eligible_rows])
