@@ -442,6 +442,16 @@ def machine() -> dict[str, str]:
                 break
     except OSError:
         pass
+    code = "unknown"
+    if shutil.which("git"):
+        done = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        code = done.stdout.strip() or code
     go = "not installed"
     if shutil.which("go"):
         done = subprocess.run(["go", "version"], capture_output=True, text=True, check=False)
@@ -454,6 +464,7 @@ def machine() -> dict[str, str]:
         else f"{platform.python_implementation()} {platform.python_version()}",
         "go": go,
         "kernel": platform.release(),
+        "code": code,
     }
 
 
@@ -503,7 +514,8 @@ def report(outcomes: list[Outcome], command: str, started: float, host: dict[str
         "",
         f"Machine: nproc = {host['nproc']}, CPU `{host['cpu']}`, {host['python']}, "
         f"{host['go']} (oracle built with {go0.get('goVersion', '?')}, "
-        f"GOMAXPROCS {go0.get('gomaxprocs', '?')}), Linux {host['kernel']}. "
+        f"GOMAXPROCS {go0.get('gomaxprocs', '?')}), Linux {host['kernel']}; "
+        f"topospread at `{host['code']}` (`git describe --always --dirty`). "
         f"Total run time {time.monotonic() - started:,.0f} s.",
         "",
         *table(outcomes),
