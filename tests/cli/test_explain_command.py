@@ -273,3 +273,27 @@ def test_json_lists_every_filter_plugins_verdict_not_only_the_first_rejection(
         "NodeUnschedulable": "UnschedulableAndUnresolvable",
         "PodTopologySpread": "Unschedulable",
     }
+
+
+def test_tie_break_random_draws_the_selected_node_among_the_tied_with_the_seed(tmp_path) -> None:
+    nodes = "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: "
+        f"{{kubernetes.io/hostname: n{i}}}}}\nstatus: {{allocatable: {{cpu: '4', pods: '10'}}}}\n"
+        for i in range(5)
+    )
+    (tmp_path / "nodes.yaml").write_text(nodes)
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n"
+    )
+    common = ["explain", "--cluster", str(tmp_path / "nodes.yaml"), "--pod"]
+    common += [str(tmp_path / "pod.yaml"), "-o", "json"]
+    code, out, _ = run(*common)
+    assert code == 0
+    assert json.loads(out)["selectedNode"] == "n0"
+    selected = set()
+    for seed in range(10):
+        code, out, _ = run(*common, "--tie-break", "random", "--seed", str(seed))
+        result = json.loads(out)
+        assert result["selectedNode"] in result["tiedNodes"]
+        selected.add(result["selectedNode"])
+    assert len(selected) > 1

@@ -93,6 +93,15 @@ def cli() -> None:
     show_default=True,
     help="Human-readable text or the JSON documented in the README.",
 )
+@click.option(
+    "--tie-break",
+    type=click.Choice(["first", "random"]),
+    default="first",
+    show_default=True,
+    help="Among equally scored nodes: the first in node order, or one drawn with --seed "
+    "(kube-scheduler draws at random).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="RNG seed for random ties.")
 @_reports_errors
 def explain_command(
     cluster_files: Sequence[Path],
@@ -100,6 +109,8 @@ def explain_command(
     config_file: Path | None,
     example: str | None,
     output: str,
+    tie_break: str,
+    seed: int,
 ) -> None:
     """Explain one scheduling attempt: every node's verdict, the spread arithmetic, scores."""
     if example is not None:
@@ -115,7 +126,7 @@ def explain_command(
     cluster, notes = load_cluster(cluster_files)
     pod = load_pod(pod_file)
     configuration = load_configuration(config_file)
-    result = explain(cluster, pod, configuration)
+    result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
     for note in (*notes, *result.notes):
         click.echo(f"note: {note}", err=True)
     if output == "json":

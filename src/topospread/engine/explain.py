@@ -3,12 +3,14 @@
 Runs the profile exactly as kube-scheduler's ``schedulePod`` would, with two deliberate
 differences that only add information: every node is evaluated (no
 percentageOfNodesToScore cut-off) and feasible nodes are scored even when only one
-passes. Ties for the best score go to the first node in input order (kube-scheduler
-picks one of them at random); :attr:`Explanation.tied_nodes` lists them.
+passes. Ties for the best score go to the first node in input order by default
+(kube-scheduler picks one of them at random); ``tie_break="random"`` picks one with a
+seeded generator instead, reproducibly; :attr:`Explanation.tied_nodes` lists them all.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -36,6 +38,7 @@ from topospread.plugins.podtopologyspread.scoring import PreScoreState, get_pre_
 from topospread.plugins.registry import in_tree_registry
 
 __all__ = [
+    "TIE_BREAKS",
     "Explanation",
     "FilterVerdict",
     "HardConstraintReport",
@@ -46,6 +49,9 @@ __all__ = [
     "fit_error_message",
 ]
 
+
+TIE_BREAKS = ("first", "random")
+"""How ``explain`` picks among nodes tied for the best score."""
 
 @dataclass(frozen=True, slots=True)
 class FilterVerdict:
@@ -217,8 +223,13 @@ def explain(
     *,
     registry: Mapping[str, PluginFactory] | None = None,
     features: Features = Features(),
+    tie_break: str = "first",
+    seed: int = 0,
 ) -> Explanation:
     """Run one scheduling attempt of ``pod`` on ``cluster`` and explain every decision.
+
+    ``tie_break``: ``"first"`` selects the first of the best-scored nodes in input order;
+    ``"random"`` one of them drawn with ``random.Random(seed)``.
 
     Raises :class:`InputError` when no profile serves the pod's schedulerName and
     :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
@@ -277,6 +288,10 @@ def explain(
         for info in snapshot.node_infos
     )
     selected, tied, message = cycle.selected_node, cycle.tied_nodes, cycle.message
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, not {tie_break!r}")
+    if tie_break == "random" and len(tied) > 1:
+        selected = random.Random(seed).choice(tied)
     return Explanation(
         pod=pod,
         profile=profile.scheduler_name,
