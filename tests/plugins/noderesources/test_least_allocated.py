@@ -8,8 +8,6 @@ without, so a pod with no containers adds no non-zero defaults.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import pytest
 
 from topospread.framework.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
@@ -17,68 +15,33 @@ from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.node_info import Snapshot
 from topospread.framework.status import Code
-from topospread.model.objects import Container, Node, ObjectMeta, Pod
+from topospread.model.objects import Container, ObjectMeta, Pod
 from topospread.model.quantity import parse_quantity
 from topospread.plugins.noderesources import Fit
 from topospread.plugins.noderesources.least_allocated import least_resource_scorer
 from topospread.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from topospread.testing.resources import assigned_pods, fit_scores, requests_node, requests_pod
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 
 
-def make_pod(*reqs: Mapping[str, str], node: str = "", name: str = "p") -> Pod:
-    containers = tuple(
-        Container(requests={k: parse_quantity(v) for k, v in r.items()}) for r in reqs
-    )
-    return Pod(ObjectMeta(name, "default"), node_name=node, containers=containers)
-
-
-def make_node(name: str, **allocatable: str) -> Node:
-    return Node(
-        ObjectMeta(name), allocatable={k: parse_quantity(v) for k, v in allocatable.items()}
-    )
-
-
-def scores(
-    strategy: ScoringStrategy, pod: Pod, nodes: Sequence[Node], existing: Sequence[Pod]
-) -> list[int]:
-    fit = Fit(NodeResourcesFitArgs(scoring_strategy=strategy), Features())
-    snapshot = Snapshot(nodes, list(existing))
-    state = CycleState()
-    assert fit.pre_score(state, pod, snapshot.node_infos) is None
-    out = []
-    for info in snapshot.node_infos:
-        value, status = fit.score(state, pod, info)
-        assert status is None
-        out.append(value)
-    return out
-
-
-def existing(*specs: tuple[str, Mapping[str, str] | None]) -> list[Pod]:
-    """Assigned pods: one container with these requests, or none for ``None``."""
-    return [
-        make_pod(*([] if req is None else [req]), node=node, name=f"e{i}")
-        for i, (node, req) in enumerate(specs)
-    ]
-
-
 TWO_SMALL = [
-    make_node("node1", cpu="4000", memory="10000"),
-    make_node("node2", cpu="4000", memory="10000"),
+    requests_node("node1", cpu="4000", memory="10000"),
+    requests_node("node2", cpu="4000", memory="10000"),
 ]
 TWO_SIZES = [
-    make_node("node1", cpu="4000", memory="10000"),
-    make_node("node2", cpu="6000", memory="10000"),
+    requests_node("node1", cpu="4000", memory="10000"),
+    requests_node("node2", cpu="6000", memory="10000"),
 ]
 TWO_BIG = [
-    make_node("node1", cpu="10000", memory="20000"),
-    make_node("node2", cpu="10000", memory="20000"),
+    requests_node("node1", cpu="10000", memory="20000"),
+    requests_node("node2", cpu="10000", memory="20000"),
 ]
-REQUESTING = make_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
+REQUESTING = requests_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
 
 CASES = [
     pytest.param(
-        make_pod(),
+        requests_pod(),
         TWO_SMALL,
         [],
         DEFAULT,
@@ -94,17 +57,17 @@ CASES = [
         id="a requesting pod on differently sized empty nodes scores 37 and 50",
     ),
     pytest.param(
-        make_pod(),
+        requests_pod(),
         TWO_SMALL,
-        existing(("node1", None), ("node1", None), ("node2", None), ("node2", None)),
+        assigned_pods(("node1", None), ("node1", None), ("node2", None), ("node2", None)),
         DEFAULT,
         [100, 100],
         id="pods without containers add nothing, so the nodes stay at 100",
     ),
     pytest.param(
-        make_pod(),
+        requests_pod(),
         TWO_BIG,
-        existing(
+        assigned_pods(
             ("node1", {"cpu": "3000", "memory": "0"}),
             ("node1", {"cpu": "3000", "memory": "0"}),
             ("node2", {"cpu": "3000", "memory": "0"}),
@@ -117,7 +80,7 @@ CASES = [
     pytest.param(
         REQUESTING,
         TWO_BIG,
-        existing(
+        assigned_pods(
             ("node1", {"cpu": "3000", "memory": "0"}), ("node2", {"cpu": "3000", "memory": "5000"})
         ),
         DEFAULT,
@@ -127,10 +90,10 @@ CASES = [
     pytest.param(
         REQUESTING,
         [
-            make_node("node1", cpu="10000", memory="20000"),
-            make_node("node2", cpu="10000", memory="50000"),
+            requests_node("node1", cpu="10000", memory="20000"),
+            requests_node("node2", cpu="10000", memory="50000"),
         ],
-        existing(
+        assigned_pods(
             ("node1", {"cpu": "3000", "memory": "0"}), ("node2", {"cpu": "3000", "memory": "5000"})
         ),
         DEFAULT,
@@ -138,9 +101,9 @@ CASES = [
         id="a node with more memory left scores higher",
     ),
     pytest.param(
-        make_pod({"cpu": "3000", "memory": "0"}),
+        requests_pod({"cpu": "3000", "memory": "0"}),
         TWO_SMALL,
-        existing(
+        assigned_pods(
             ("node1", {"cpu": "3000", "memory": "0"}), ("node2", {"cpu": "3000", "memory": "5000"})
         ),
         DEFAULT,
@@ -148,9 +111,9 @@ CASES = [
         id="a resource requested beyond capacity scores 0 for that resource",
     ),
     pytest.param(
-        make_pod(),
-        [make_node("node1"), make_node("node2")],
-        existing(
+        requests_pod(),
+        [requests_node("node1"), requests_node("node2")],
+        assigned_pods(
             ("node1", {"cpu": "3000", "memory": "0"}), ("node2", {"cpu": "3000", "memory": "5000"})
         ),
         DEFAULT,
@@ -166,9 +129,9 @@ CASES = [
         id="weights average the resource scores: (25*1 + 50*2) // 3 = 41",
     ),
     pytest.param(
-        make_pod({}),
-        [make_node("node1", cpu="250m", memory="1000Mi")],
-        existing(("node1", {})),
+        requests_pod({}),
+        [requests_node("node1", cpu="250m", memory="1000Mi")],
+        assigned_pods(("node1", {})),
         DEFAULT,
         [40],
         id="containers without requests count 100m cpu and 200Mi memory",
@@ -179,7 +142,7 @@ CASES = [
 @pytest.mark.parametrize(("pod", "nodes", "existing_pods", "resources", "expected"), CASES)
 def test_least_allocated_scores(pod, nodes, existing_pods, resources, expected):
     strategy = ScoringStrategy("LeastAllocated", tuple(resources))
-    assert scores(strategy, pod, nodes, existing_pods) == expected
+    assert fit_scores(strategy, pod, nodes, existing_pods) == expected
 
 
 def test_a_scorer_without_resources_returns_an_error_status():
@@ -211,5 +174,5 @@ def test_fit_scores_ignore_the_incoming_pods_pod_level_requests_as_upstream_does
         ),
         pod_resources_requests={"cpu": parse_quantity("1500m")},
     )
-    nodes = [make_node("node1", cpu="4", memory="8Gi")]
-    assert scores(ScoringStrategy(), pod, nodes, []) == [(97 + 100) // 2]
+    nodes = [requests_node("node1", cpu="4", memory="8Gi")]
+    assert fit_scores(ScoringStrategy(), pod, nodes, []) == [(97 + 100) // 2]

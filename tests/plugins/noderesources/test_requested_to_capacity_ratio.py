@@ -7,80 +7,38 @@ TestResourceBinPackingSingleExtended).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pytest
 
 from topospread.framework.config.types import (
-    NodeResourcesFitArgs,
     RequestedToCapacityRatio,
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
 )
-from topospread.framework.cycle_state import CycleState
-from topospread.framework.features import Features
-from topospread.framework.node_info import Snapshot
-from topospread.model.objects import Container, Node, ObjectMeta, Pod
-from topospread.model.quantity import parse_quantity
-from topospread.plugins.noderesources import Fit
 from topospread.plugins.noderesources.requested_to_capacity_ratio import (
     broken_linear_function,
     go_round,
 )
+from topospread.testing.resources import assigned_pods, fit_scores, requests_node, requests_pod
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 
 
-def make_pod(*reqs: Mapping[str, str], node: str = "", name: str = "p") -> Pod:
-    containers = tuple(
-        Container(requests={k: parse_quantity(v) for k, v in r.items()}) for r in reqs
-    )
-    return Pod(ObjectMeta(name, "default"), node_name=node, containers=containers)
-
-
-def make_node(name: str, **allocatable: str) -> Node:
-    return Node(
-        ObjectMeta(name), allocatable={k: parse_quantity(v) for k, v in allocatable.items()}
-    )
-
-
-def scores(
-    strategy: ScoringStrategy, pod: Pod, nodes: Sequence[Node], existing: Sequence[Pod]
-) -> list[int]:
-    fit = Fit(NodeResourcesFitArgs(scoring_strategy=strategy), Features())
-    snapshot = Snapshot(nodes, list(existing))
-    state = CycleState()
-    assert fit.pre_score(state, pod, snapshot.node_infos) is None
-    out = []
-    for info in snapshot.node_infos:
-        value, status = fit.score(state, pod, info)
-        assert status is None
-        out.append(value)
-    return out
-
-
-def existing(*specs: tuple[str, Mapping[str, str] | None]) -> list[Pod]:
-    """Assigned pods: one container with these requests, or none for ``None``."""
-    return [
-        make_pod(*([] if req is None else [req]), node=node, name=f"e{i}")
-        for i, (node, req) in enumerate(specs)
-    ]
-
-
 TWO_SMALL = [
-    make_node("node1", cpu="4000", memory="10000"),
-    make_node("node2", cpu="4000", memory="10000"),
+    requests_node("node1", cpu="4000", memory="10000"),
+    requests_node("node2", cpu="4000", memory="10000"),
 ]
 TWO_SIZES = [
-    make_node("node1", cpu="4000", memory="10000"),
-    make_node("node2", cpu="6000", memory="10000"),
+    requests_node("node1", cpu="4000", memory="10000"),
+    requests_node("node2", cpu="6000", memory="10000"),
 ]
 TWO_BIG = [
-    make_node("node1", cpu="10000", memory="20000"),
-    make_node("node2", cpu="10000", memory="20000"),
+    requests_node("node1", cpu="10000", memory="20000"),
+    requests_node("node2", cpu="10000", memory="20000"),
 ]
-REQUESTING = make_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
+REQUESTING = requests_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
 
 LEAST_SHAPE = (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0))
 """Score 10 at 0 % utilization down to 0 at 100 %: prefers the emptiest node."""
@@ -96,7 +54,7 @@ def rtcr(
 
 CASES = [
     pytest.param(
-        make_pod(),
+        requests_pod(),
         TWO_SMALL,
         [],
         DEFAULT,
@@ -112,9 +70,9 @@ CASES = [
         id="the weighted mean 37.5 rounds half away from zero to 38",
     ),
     pytest.param(
-        make_pod(),
+        requests_pod(),
         TWO_SIZES,
-        existing(
+        assigned_pods(
             ("node1", {"cpu": "3000", "memory": "5000"}),
             ("node2", {"cpu": "3000", "memory": "5000"}),
         ),
@@ -127,7 +85,7 @@ CASES = [
 
 @pytest.mark.parametrize(("pod", "nodes", "existing_pods", "resources", "expected"), CASES)
 def test_requested_to_capacity_ratio_scores(pod, nodes, existing_pods, resources, expected):
-    assert scores(rtcr(resources, LEAST_SHAPE), pod, nodes, existing_pods) == expected
+    assert fit_scores(rtcr(resources, LEAST_SHAPE), pod, nodes, existing_pods) == expected
 
 
 BROKEN_LINEAR = [
@@ -188,21 +146,21 @@ BIN_PACKING = (UtilizationShapePoint(0, 0), UtilizationShapePoint(100, 10))
 def test_an_extended_resource_the_pod_does_not_request_is_not_scored():
     # TestResourceBinPackingSingleExtended: "nothing scheduled, nothing requested".
     nodes = [
-        make_node("node1", cpu="4000", memory="10000", **{GPU: "8"}),
-        make_node("node2", cpu="4000", memory="10000", **{GPU: "4"}),
+        requests_node("node1", cpu="4000", memory="10000", **{GPU: "8"}),
+        requests_node("node2", cpu="4000", memory="10000", **{GPU: "4"}),
     ]
     strategy = rtcr((ResourceSpec(GPU, 1),), BIN_PACKING)
-    assert scores(strategy, make_pod(), nodes, []) == [0, 0]
+    assert fit_scores(strategy, requests_pod(), nodes, []) == [0, 0]
 
 
 def test_an_extended_resource_request_bin_packs_onto_the_fuller_node():
     # TestResourceBinPackingSingleExtended: "resources requested, pods scheduled with
     # less resources": node1 (2+2)/8 = 50 % -> 5 * 10 = 50; node2 (0+2)/4 = 50 % -> 50...
     nodes = [
-        make_node("node1", cpu="4000", memory="10000", **{GPU: "8"}),
-        make_node("node2", cpu="4000", memory="10000", **{GPU: "4"}),
+        requests_node("node1", cpu="4000", memory="10000", **{GPU: "8"}),
+        requests_node("node2", cpu="4000", memory="10000", **{GPU: "4"}),
     ]
-    pod = make_pod({GPU: "2"})
+    pod = requests_pod({GPU: "2"})
     strategy = rtcr((ResourceSpec(GPU, 1),), BIN_PACKING)
-    assert scores(strategy, pod, nodes, existing(("node1", {GPU: "2"}))) == [50, 50]
-    assert scores(strategy, pod, nodes, []) == [25, 50]
+    assert fit_scores(strategy, pod, nodes, assigned_pods(("node1", {GPU: "2"}))) == [50, 50]
+    assert fit_scores(strategy, pod, nodes, []) == [25, 50]
