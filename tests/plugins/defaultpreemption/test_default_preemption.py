@@ -483,7 +483,10 @@ ORACLE_CASES = _oracle_cases()
 @pytest.fixture(scope="module")
 def oracle_results() -> dict[str, Any]:
     if not ORACLE.exists():
-        pytest.skip(f"no oracle at {ORACLE} (bash oracle/build.sh)")
+        reason = f"no oracle at {ORACLE} (bash oracle/build.sh)"
+        if os.environ.get("TOPOSPREAD_REQUIRE_ORACLE") == "1":
+            pytest.fail(f"TOPOSPREAD_REQUIRE_ORACLE=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
     lines = [
         json.dumps({"id": name, "cluster": cluster, "pod": incoming, "config": None})
         for name, cluster, incoming in ORACLE_CASES
