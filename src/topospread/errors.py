@@ -9,7 +9,13 @@ programming errors only::
      │    ├── DecodeError        unreadable file, malformed YAML/JSON, a field of the wrong type
      │    ├── ValidationError    an object the API server would reject
      │    └── ConfigError        an invalid KubeSchedulerConfiguration or plugin args
-     └── UnsupportedError        valid Kubernetes input that topospread does not model (yet)
+     ├── UnsupportedError        valid Kubernetes input that topospread does not model (yet)
+     └── ClusterError            a live cluster could not be read or written; exit status 2
+          ├── KubeconfigError    no usable kubeconfig, an unknown context, bad credentials setup
+          ├── ClusterUnreachable connection refused, DNS or TLS failure (names the server)
+          ├── Unauthorized       401: the server refused the credentials
+          ├── Forbidden          403: names the verb, resource and the RBAC rule that grants it
+          └── NotFound           404: the named object does not exist
 """
 
 from __future__ import annotations
@@ -20,12 +26,18 @@ from dataclasses import dataclass
 from enum import Enum
 
 __all__ = [
+    "ClusterError",
+    "ClusterUnreachable",
     "ConfigError",
     "DecodeError",
     "ErrorType",
     "FieldError",
+    "Forbidden",
     "InputError",
+    "KubeconfigError",
+    "NotFound",
     "TopospreadError",
+    "Unauthorized",
     "UnsupportedError",
     "ValidationError",
     "go_quote",
@@ -187,3 +199,27 @@ class ConfigError(InputError):
 
 class UnsupportedError(TopospreadError):
     """Valid Kubernetes input that topospread does not model; the message says what and why."""
+
+
+class ClusterError(TopospreadError):
+    """A live cluster could not be read or written; the message names the server or object."""
+
+
+class KubeconfigError(ClusterError):
+    """No usable kubeconfig, an unknown context, or credentials that cannot be set up."""
+
+
+class ClusterUnreachable(ClusterError):
+    """The API server could not be reached: connection refused, DNS, timeout or TLS failure."""
+
+
+class Unauthorized(ClusterError):
+    """The API server answered 401: it did not accept the credentials."""
+
+
+class Forbidden(ClusterError):
+    """The API server answered 403; the message names the verb, resource and a granting rule."""
+
+
+class NotFound(ClusterError):
+    """The API server answered 404 for a named object."""

@@ -23,7 +23,7 @@ from topospread.model.decode import decode_documents
 from topospread.model.objects import KubeObject, Node, Pod
 from topospread.model.validation import validate_node, validate_object, validate_pod
 
-__all__ = ["load_cluster", "load_configuration", "load_documents", "load_pod"]
+__all__ = ["decode_objects", "load_cluster", "load_configuration", "load_documents", "load_pod"]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -88,6 +88,19 @@ def _validate(path: str, objects: Iterable[KubeObject], *, name_objects: bool = 
         errors.extend(f"{label}: {problem}" for problem in problems)
     if errors:
         raise ValidationError(path, errors)
+
+
+def decode_objects(
+    items: Sequence[Any], source: str
+) -> tuple[list[KubeObject], tuple[str, ...]]:
+    """Decode and validate already-parsed objects (API list items, documents) from ``source``.
+
+    The path every input takes after parsing: files, standard input and API responses.
+    Returns the objects and ``apiVersion/Kind name`` of each skipped object.
+    """
+    decoded = decode_documents(list(items), source)
+    _validate(source, decoded.objects)
+    return list(decoded.objects), decoded.skipped
 
 
 def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
