@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -36,9 +39,44 @@ def test_the_python_package_and_the_oracle_pin_the_same_kubernetes_release() -> 
 
 
 def test_all_lists_exactly_the_public_names_of_the_package() -> None:
-    public = {name for name in vars(topospread) if not name.startswith("_")}
-    modules = {"errors", "model", "framework", "plugins", "engine", "io", "cli", "testing"}
-    assert set(topospread.__all__) == public - modules | {"__version__"}
+    public = {
+        name
+        for name in dir(topospread)
+        if not name.startswith("_") and not isinstance(getattr(topospread, name), ModuleType)
+    }
+    assert set(topospread.__all__) == public | {"__version__"}
+
+
+def test_importing_the_package_loads_neither_numpy_nor_a_kubernetes_client() -> None:
+    heavy = "{'numpy', 'kubernetes', 'click'}"
+    code = f"import sys, topospread; print(sorted({heavy} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_scripting_api_explains_a_bundled_example_from_files() -> None:
+    folder = ROOT / "src" / "topospread" / "examples" / "one-constraint"
+    cluster = topospread.load_cluster(folder / "cluster.yaml")
+    result = topospread.explain(folder / "pod.yaml", cluster)
+    assert isinstance(result, topospread.Explanation)
+    assert result.selected_node == "node4"
+    assert result.to_json()["selectedNode"] == "node4"
+
+
+def test_the_scripting_api_takes_objects_as_dicts() -> None:
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n1", "labels": {"zone": "a"}},
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    result = topospread.explain(pod, topospread.cluster_from_objects([node]))
+    assert result.selected_node == "n1"
+
+
+def test_the_scripting_api_runs_a_bundled_scenario_by_name() -> None:
+    result = topospread.simulate("scale-down-imbalance", seed=1)
+    assert isinstance(result, topospread.SimulationResult)
+    assert result.to_json()["scenario"] == "scale-down-imbalance"
 
 
 EXPECTED_EXTENSION_POINTS = {

@@ -14,10 +14,11 @@ from rich.console import Console
 
 from topospread import KUBERNETES_VERSION, __version__
 from topospread.cli import examples as bundled
+from topospread.cli.live import explain_live_pod, kube_options, snapshot_command
 from topospread.cli.render_explain import render_explanation
 from topospread.cli.render_html import render_html, write_html
 from topospread.cli.render_simulate import render_simulation
-from topospread.engine.explain import explain
+from topospread.engine.explain import Explanation, explain
 from topospread.engine.sim.simulator import SimProgress, simulate
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.io import load_cluster, load_configuration, load_pod
@@ -60,6 +61,7 @@ def cli() -> None:
 
 
 @cli.command("explain")
+@click.argument("target", required=False, metavar="[pod/NAME | NS/NAME]")
 @click.option(
     "--cluster",
     "cluster_files",
@@ -102,8 +104,13 @@ def cli() -> None:
     "(kube-scheduler draws at random).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="RNG seed for random ties.")
+@kube_options
 @_reports_errors
 def explain_command(
+    target: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+    namespace: str | None,
     cluster_files: Sequence[Path],
     pod_file: Path | None,
     config_file: Path | None,
@@ -112,7 +119,24 @@ def explain_command(
     tie_break: str,
     seed: int,
 ) -> None:
-    """Explain one scheduling attempt: every node's verdict, the spread arithmetic, scores."""
+    """Explain one scheduling attempt: every node's verdict, the spread arithmetic, scores.
+
+    Give a pod of the current kubeconfig context (pod/NAME, NS/NAME or NAME with -n), or
+    --cluster and --pod files, or --example.
+    """
+    if target is not None:
+        if cluster_files or pod_file or example:
+            raise click.UsageError("a pod of a live cluster cannot be combined with "
+                                   "--cluster, --pod or --example")
+        configuration = load_configuration(config_file)
+        result, notes = explain_live_pod(
+            target, namespace, kubeconfig, context, configuration, tie_break, seed
+        )
+        _print_explanation(result, notes, output)
+        return
+    if kubeconfig is not None or context is not None or namespace is not None:
+        raise click.UsageError("--kubeconfig, --context and --namespace need a pod to explain "
+                               "(pod/NAME)")
     if example is not None:
         if cluster_files or pod_file:
             raise click.UsageError("--example cannot be combined with --cluster or --pod")
@@ -127,6 +151,10 @@ def explain_command(
     pod = load_pod(pod_file)
     configuration = load_configuration(config_file)
     result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
+    _print_explanation(result, notes, output)
+
+
+def _print_explanation(result: Explanation, notes: Sequence[str], output: str) -> None:
     for note in (*notes, *result.notes):
         click.echo(f"note: {note}", err=True)
     if output == "json":
@@ -137,6 +165,9 @@ def explain_command(
             # Piped or captured output: wide enough that score tables keep whole names.
             console = Console(highlight=False, soft_wrap=True, width=200)
         render_explanation(result, console)
+
+
+cli.add_command(snapshot_command)
 
 
 @cli.command("examples")
@@ -223,3 +254,9 @@ def simulate_command(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         render_simulation(result, console)
+
+
+from topospread.cli.audit_command import audit_command, lint_command  # noqa: E402
+
+cli.add_command(audit_command)
+cli.add_command(lint_command)

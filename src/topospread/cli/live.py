@@ -1,0 +1,193 @@
+"""Commands and options that read a live cluster: ``explain pod/NAME`` and ``snapshot``.
+
+The client library (the official ``kubernetes`` package) is imported only when one of
+these actually talks to a server, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from topospread.errors import InputError
+from topospread.framework.config.types import SchedulerConfiguration
+
+if TYPE_CHECKING:
+    from topospread.engine.explain import Explanation
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["explain_live_pod", "kube_options", "snapshot_command"]
+
+
+def kube_options(command: F) -> F:
+    """``--kubeconfig``, ``--context`` and ``-n/--namespace``, as kubectl spells them."""
+    command = click.option(
+        "--namespace",
+        "-n",
+        "namespace",
+        default=None,
+        metavar="NS",
+        help="Namespace of the pod (default: the context's namespace).",
+    )(command)
+    command = click.option(
+        "--context",
+        "context",
+        default=None,
+        metavar="NAME",
+        help="The kubeconfig context to use (default: current-context).",
+    )(command)
+    command = click.option(
+        "--kubeconfig",
+        "kubeconfig",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
+    )(command)
+    return command
+
+
+def explain_live_pod(
+    target: str,
+    namespace: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+    configuration: SchedulerConfiguration,
+    tie_break: str,
+    seed: int,
+) -> tuple[Explanation, list[str]]:
+    """Read the cluster behind the kubeconfig and explain one of its pods."""
+    from topospread.client.config import connect
+    from topospread.client.live import parse_pod_reference, read_live, take_pod
+    from topospread.client.objects import cluster_from_items, pod_to_schedule
+    from topospread.engine.explain import explain
+
+    try:
+        name, named_namespace = parse_pod_reference(target, namespace)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    connection = connect(kubeconfig, context)
+    try:
+        read = read_live(connection=connection)
+        pod_namespace = named_namespace or connection.namespace
+        item, rest = take_pod(read, name, pod_namespace, connection)
+    finally:
+        connection.close()
+    cluster, notes = cluster_from_items(rest, read.source)
+    pod, pod_notes = pod_to_schedule(item, f"{read.source}: pod {pod_namespace}/{name}")
+    result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
+    return result, [*read.notes, *pod_notes, *notes]
+
+
+@click.command("snapshot")
+@click.option(
+    "--output-file",
+    "-o",
+    "output_file",
+    required=True,
+    metavar="FILE",
+    help="Where to write the kind: List (YAML, or JSON for a .json name); - for stdout.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default=None,
+    help="Output format (default: from the file name, else YAML).",
+)
+@click.option(
+    "--anonymize",
+    is_flag=True,
+    help="Replace names, namespaces, label values and images consistently; drop "
+    "annotations, environment and addresses. Scheduling decisions stay the same.",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
+)
+@click.option(
+    "--context",
+    default=None,
+    metavar="NAME",
+    help="The kubeconfig context to use (default: current-context).",
+)
+def snapshot_command(
+    output_file: str,
+    output_format: str | None,
+    anonymize: bool,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    """Write what the scheduler reads from the cluster as one kind: List file.
+
+    Every file-reading command accepts the result (explain --cluster, simulate, audit);
+    attach it to a bug report, with --anonymize when names are private. Read-only.
+    """
+    from topospread.cli.commands import EXIT_INPUT
+    from topospread.errors import TopospreadError
+
+    try:
+        _snapshot(output_file, output_format, anonymize, kubeconfig, context)
+    except InputError as exc:
+        for line in exc.lines():
+            click.echo(line, err=True)
+        sys.exit(EXIT_INPUT)
+    except TopospreadError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_INPUT)
+
+
+def _snapshot(
+    output_file: str,
+    output_format: str | None,
+    anonymize: bool,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    from topospread.client.live import read_live
+    from topospread.client.snapshot import render_snapshot, write_output
+
+    fmt = output_format or ("json" if output_file.lower().endswith(".json") else "yaml")
+    target = None if output_file == "-" else Path(output_file)
+    if target is not None:
+        _check_writable(target)
+    read = read_live(kubeconfig, context)
+    for note in read.notes:
+        click.echo(f"note: {note}", err=True)
+    data = render_snapshot(read, fmt=fmt, anonymize=anonymize)
+    if target is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    write_output(target, data)
+    counts = ", ".join(f"{n} {k}" for k, n in _kind_counts(read.items).items())
+    click.echo(f"wrote {target}: {counts}", err=True)
+
+
+def _kind_counts(items: tuple[dict[str, Any], ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        kind = str(item.get("kind"))
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _check_writable(path: Path) -> None:
+    # Checked before the (possibly long) read, so a bad target fails at once.
+    import os
+
+    if path.is_dir():
+        raise InputError(str(path), message="is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(str(path), message="its folder does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(str(path), message="its folder is not writable")

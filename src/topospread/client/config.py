@@ -1,0 +1,158 @@
+"""Find the cluster to talk to, with the rules kubectl follows (client-go's clientcmd).
+
+1. ``--kubeconfig FILE``: that file only; it must exist.
+2. Otherwise ``$KUBECONFIG``: a list of files (``:``-separated, ``;`` on Windows), merged
+   as kubectl merges them (the first file to set a value wins; missing files are skipped).
+3. Otherwise ``~/.kube/config`` when it exists.
+4. Otherwise the in-cluster service account (``KUBERNETES_SERVICE_HOST`` and the mounted
+   token), as a pod running topospread would use.
+
+``--context`` picks a context (default: ``current-context``); the namespace is the
+context's, or the service account's in-cluster, or ``default``. Client certificates,
+tokens, token files and exec credential plugins (EKS, GKE and AKS use them) are set up by
+the official ``kubernetes`` client's loader, imported only here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from topospread.client.transport import KubeTransport
+from topospread.errors import KubeconfigError
+
+__all__ = ["Connection", "connect", "kubeconfig_paths"]
+
+_IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A configured link to one API server."""
+
+    transport: KubeTransport
+    namespace: str
+    """The namespace of the context (``default`` when it names none)."""
+    context: str
+    """The context's name, or ``in-cluster``."""
+
+    @property
+    def server(self) -> str:
+        """The API server's URL."""
+        return self.transport.server
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.transport.close()
+
+
+def kubeconfig_paths(explicit: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The kubeconfig files kubectl would read, in precedence order (may be empty)."""
+    if explicit is not None:
+        return [Path(explicit).expanduser()]
+    env = os.environ.get("KUBECONFIG", "")
+    if env:
+        paths = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+        return [p for p in dict.fromkeys(paths) if p.is_file()]
+    default = Path("~/.kube/config").expanduser()
+    return [default] if default.is_file() else []
+
+
+def connect(
+    kubeconfig: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    *,
+    timeout: tuple[float, float] | None = None,
+) -> Connection:
+    """Configure a :class:`Connection` from a kubeconfig or the in-cluster service account.
+
+    Raises :class:`KubeconfigError` when no configuration is found or the context does
+    not exist. Nothing is sent to the server here.
+    """
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config_module
+
+    # The official client is untyped; its three loader functions are used as documented.
+    k8s_config: Any = k8s_config_module
+
+    paths = kubeconfig_paths(kubeconfig)
+    if kubeconfig is not None and not paths[0].is_file():
+        raise KubeconfigError(f"{paths[0]}: kubeconfig file not found")
+    configuration: Any = k8s_client.Configuration()
+    if paths:
+        joined = os.pathsep.join(str(p) for p in paths)
+        where = joined if len(paths) == 1 else f"KUBECONFIG={joined}"
+        try:
+            contexts, current = k8s_config.list_kube_config_contexts(config_file=joined)
+        except k8s_config.ConfigException as exc:
+            raise KubeconfigError(f"{where}: {_config_message(exc)}") from None
+        except (OSError, ValueError) as exc:
+            raise KubeconfigError(f"{where}: cannot read kubeconfig: {exc}") from None
+        names = [c.get("name") for c in contexts or ()]
+        # client-go: the first file that sets current-context wins; the Python client's
+        # merger keeps the last one, so it is looked up here.
+        chosen_name = context or _first_current_context(paths) or (current or {}).get("name")
+        if not chosen_name:
+            raise KubeconfigError(f"{where}: no current-context is set; pass --context")
+        if chosen_name not in names:
+            known = ", ".join(str(n) for n in names) or "none"
+            raise KubeconfigError(
+                f'{where}: context "{chosen_name}" does not exist (contexts: {known})'
+            )
+        chosen = next(c for c in contexts if c.get("name") == chosen_name)
+        try:
+            k8s_config.load_kube_config(
+                config_file=joined,
+                context=chosen_name,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+        except k8s_config.ConfigException as exc:
+            message = _config_message(exc)
+            raise KubeconfigError(f"{where}: context {chosen_name}: {message}") from None
+        except (OSError, ValueError) as exc:
+            raise KubeconfigError(f"{where}: context {chosen_name}: {exc}") from None
+        namespace = (chosen.get("context") or {}).get("namespace") or "default"
+        name = str(chosen_name)
+    elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        except k8s_config.ConfigException as exc:
+            raise KubeconfigError(f"in-cluster configuration: {_config_message(exc)}") from None
+        namespace_file = _IN_CLUSTER_DIR / "namespace"
+        namespace = (
+            namespace_file.read_text(encoding="utf-8").strip()
+            if namespace_file.is_file()
+            else "default"
+        )
+        name = "in-cluster"
+    else:
+        raise KubeconfigError(
+            "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config"
+        )
+    api_client = k8s_client.ApiClient(configuration)
+    transport = (
+        KubeTransport(api_client) if timeout is None else KubeTransport(api_client, timeout=timeout)
+    )
+    return Connection(transport, namespace, name)
+
+
+def _first_current_context(paths: list[Path]) -> str | None:
+    import yaml
+
+    for path in paths:
+        try:
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        current = document.get("current-context") if isinstance(document, dict) else None
+        if isinstance(current, str) and current:
+            return current
+    return None
+
+
+def _config_message(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.removeprefix("Invalid kube-config file. ") or type(exc).__name__

@@ -1,0 +1,114 @@
+"""A live cluster as explain, simulate, snapshot and audit read it.
+
+:func:`read_live` connects with kubectl's kubeconfig rules, checks the server's version
+and lists every resource the scheduler reads, cluster-wide (a faithful answer needs the
+pods of every namespace: they use node resources and count for inter-pod affinity).
+:func:`take_pod` picks the pod to explain out of what was read. The raw objects then go
+through the same decoding and validation as files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from topospread.client.config import Connection, connect
+from topospread.client.source import (
+    DEFAULT_PAGE_SIZE,
+    PODS,
+    SCHEDULER_RESOURCES,
+    Resource,
+    get_object,
+    read_resources,
+    server_version,
+    version_skew_note,
+)
+from topospread.errors import NotFound
+
+__all__ = ["LiveRead", "parse_pod_reference", "read_live", "take_pod"]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRead:
+    """Raw objects read from one API server, with what the user should know about them."""
+
+    server: str
+    context: str
+    namespace: str
+    """The context's namespace (``-n`` overrides it where a command takes a namespace)."""
+    version: str
+    """The server's gitVersion."""
+    items: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...]
+    requests: int
+    """List pages fetched."""
+
+    @property
+    def source(self) -> str:
+        """How messages name this input: the server's URL."""
+        return self.server
+
+
+def read_live(
+    kubeconfig: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    *,
+    resources: Sequence[Resource] = SCHEDULER_RESOURCES,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    connection: Connection | None = None,
+) -> LiveRead:
+    """Connect (unless ``connection`` is given) and list ``resources`` cluster-wide."""
+    own = connection is None
+    conn = connection if connection is not None else connect(kubeconfig, context)
+    try:
+        version = server_version(conn.transport)
+        notes = [n for n in (version_skew_note(version, conn.server),) if n]
+        read = read_resources(conn.transport, resources, page_size=page_size)
+    finally:
+        if own:
+            conn.close()
+    return LiveRead(
+        conn.server, conn.context, conn.namespace, version, read.items, tuple(notes), read.requests
+    )
+
+
+def parse_pod_reference(reference: str, namespace: str | None) -> tuple[str, str | None]:
+    """``pod/NAME``, ``pods/NAME``, ``NS/NAME`` or ``NAME`` → (name, namespace or None)."""
+    kind, _, rest = reference.partition("/")
+    if not rest:
+        return reference, namespace
+    if kind in {"pod", "pods", "po"}:
+        return rest, namespace
+    if namespace is not None and namespace != kind:
+        raise ValueError(f"{reference} names namespace {kind}, but --namespace says {namespace}")
+    return rest, kind
+
+
+def take_pod(
+    read: LiveRead, name: str, namespace: str, connection: Connection | None = None
+) -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    """The named pod, and every other object read.
+
+    Raises NotFound (``pods "NAME" not found``, as kubectl says) when no such pod was listed.
+    """
+    pod: dict[str, Any] | None = None
+    rest: list[dict[str, Any]] = []
+    for item in read.items:
+        meta = item.get("metadata") or {}
+        if (
+            pod is None
+            and item.get("kind") == "Pod"
+            and meta.get("name") == name
+            and meta.get("namespace") == namespace
+        ):
+            pod = item
+        else:
+            rest.append(item)
+    if pod is None and connection is not None:
+        # Created after the list was taken: fetch it directly.
+        pod = get_object(connection.transport, PODS, name, namespace)
+    if pod is None:
+        raise NotFound(f'pods "{name}" not found in namespace "{namespace}"')
+    return pod, tuple(rest)

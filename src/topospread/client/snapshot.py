@@ -1,0 +1,370 @@
+"""``topospread snapshot``: what was read from a cluster, as one ``kind: List`` file.
+
+The objects are written as the server sent them, less ``metadata.managedFields`` (server
+bookkeeping, often half the bytes). With ``anonymize`` every name, namespace, label value,
+selector value, image and uid is replaced consistently (the same original always gets the
+same stand-in, wherever it appears), and free text the scheduler never reads (annotations,
+environment, commands, addresses) is dropped, so that decisions on the snapshot are the
+decisions on the cluster, under other names.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from topospread.client.live import LiveRead
+from topospread.errors import InputError
+
+__all__ = ["Anonymizer", "render_snapshot", "write_output"]
+
+
+def render_snapshot(read: LiveRead, *, fmt: str = "yaml", anonymize: bool = False) -> bytes:
+    """The ``kind: List`` document of ``read``'s objects, in YAML or JSON bytes."""
+    items = [_without_managed_fields(item) for item in read.items]
+    if anonymize:
+        items = Anonymizer().objects(items)
+    document = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}
+    if fmt == "json":
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    import yaml
+
+    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text = yaml.dump(
+        document,
+        Dumper=dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1 << 30,
+    )
+    return text.encode("utf-8")
+
+
+def _without_managed_fields(item: dict[str, Any]) -> dict[str, Any]:
+    meta = item.get("metadata")
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return item
+    return {**item, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename).
+
+    A symlink is written through: its target is replaced, the link stays.
+    """
+    target = Path(os.path.realpath(path))
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+    except BaseException as exc:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise InputError(str(path), message=exc.strerror or str(exc)) from None
+        raise
+
+
+# -- anonymization ------------------------------------------------------------------------
+
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_NAMESPACE_NAME = "kubernetes.io/metadata.name"
+
+# Annotations the scheduler or the controllers whose choices topospread models read.
+_KEPT_ANNOTATIONS = frozenset({"controller.kubernetes.io/pod-deletion-cost"})
+
+_WELL_KNOWN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+# Pod-spec fields read by no scheduling decision and often private.
+_CONTAINER_DROPPED = (
+    "env",
+    "envFrom",
+    "command",
+    "args",
+    "workingDir",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "volumeMounts",
+)
+
+
+class Anonymizer:
+    """Consistent stand-ins: ``node-1``, ``ns-2``, ``value-3``, ``image-4``..."""
+
+    def __init__(self) -> None:
+        self._maps: dict[str, dict[str, str]] = {}
+
+    def _name(self, category: str, original: str) -> str:
+        table = self._maps.setdefault(category, {})
+        found = table.get(original)
+        if found is None:
+            found = table[original] = f"{category}-{len(table) + 1}"
+        return found
+
+    def node(self, name: str) -> str:
+        """The stand-in of a node name (also used for ``kubernetes.io/hostname`` values)."""
+        return self._name("node", name)
+
+    def namespace(self, name: str) -> str:
+        """The stand-in of a namespace name; the namespaces every cluster has are kept."""
+        if name in _WELL_KNOWN_NAMESPACES:
+            return name
+        return self._name("ns", name)
+
+    def value(self, key: str, value: str) -> str:
+        """The stand-in of a label value under ``key`` (the same for selectors)."""
+        if not value:
+            return value
+        if key == LABEL_HOSTNAME:
+            return self.node(value)
+        if key == LABEL_NAMESPACE_NAME:
+            return self.namespace(value)
+        return self._name("value", value)
+
+    def objects(self, items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Anonymized deep copies of ``items``."""
+        return [self.anonymize(orjson.loads(orjson.dumps(item))) for item in items]
+
+    def anonymize(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Anonymize one object in place and return it."""
+        kind = str(obj.get("kind", ""))
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            self._metadata(kind, meta)
+        spec = obj.get("spec")
+        status = obj.get("status")
+        if kind == "Node":
+            if isinstance(spec, dict):
+                spec.pop("podCIDR", None)
+                spec.pop("podCIDRs", None)
+                spec.pop("providerID", None)
+                self._taints(spec.get("taints"))
+            if isinstance(status, dict):
+                status.pop("addresses", None)
+                status.pop("nodeInfo", None)
+                status.pop("daemonEndpoints", None)
+                for image in _dicts(status.get("images")):
+                    image["names"] = [self._name("image", str(n)) for n in image.get("names") or []]
+        elif kind == "Pod":
+            if isinstance(spec, dict):
+                self._pod_spec(spec)
+            if isinstance(status, dict):
+                for dropped in (
+                    "podIP",
+                    "podIPs",
+                    "hostIP",
+                    "hostIPs",
+                    "message",
+                    "containerStatuses",
+                    "initContainerStatuses",
+                    "ephemeralContainerStatuses",
+                ):
+                    status.pop(dropped, None)
+                if isinstance(status.get("nominatedNodeName"), str):
+                    status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
+        elif kind == "Service":
+            if isinstance(spec, dict):
+                for dropped in (
+                    "clusterIP",
+                    "clusterIPs",
+                    "externalIPs",
+                    "loadBalancerIP",
+                    "externalName",
+                ):
+                    spec.pop(dropped, None)
+                self._string_map_values(spec.get("selector"))
+            obj.pop("status", None)
+        elif kind == "ReplicationController":
+            if isinstance(spec, dict):
+                self._string_map_values(spec.get("selector"))
+                self._template(spec.get("template"))
+        elif kind in {"ReplicaSet", "StatefulSet", "Deployment", "DaemonSet"}:
+            if isinstance(spec, dict):
+                self._selector(spec.get("selector"))
+                self._template(spec.get("template"))
+                if isinstance(spec.get("serviceName"), str):
+                    spec["serviceName"] = self._name("service", spec["serviceName"])
+                for claim in _dicts(spec.get("volumeClaimTemplates")):
+                    if isinstance(claim.get("metadata"), dict):
+                        self._metadata("PersistentVolumeClaim", claim["metadata"])
+        elif kind == "PodDisruptionBudget" and isinstance(spec, dict):
+            self._selector(spec.get("selector"))
+        return obj
+
+    def _metadata(self, kind: str, meta: dict[str, Any]) -> None:
+        name = meta.get("name")
+        if isinstance(name, str):
+            if kind == "Node":
+                meta["name"] = self.node(name)
+            elif kind == "Namespace":
+                meta["name"] = self.namespace(name)
+            else:
+                meta["name"] = self._name(kind.lower() or "object", name)
+        if isinstance(meta.get("namespace"), str):
+            meta["namespace"] = self.namespace(meta["namespace"])
+        if isinstance(meta.get("uid"), str):
+            meta["uid"] = self._uid(meta["uid"])
+        for dropped in ("generateName", "selfLink", "managedFields", "finalizers"):
+            meta.pop(dropped, None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict):
+            kept = {k: v for k, v in annotations.items() if k in _KEPT_ANNOTATIONS}
+            if kept:
+                meta["annotations"] = kept
+            else:
+                meta.pop("annotations")
+        self._string_map_values(meta.get("labels"))
+        for owner in _dicts(meta.get("ownerReferences")):
+            owner_kind = str(owner.get("kind", ""))
+            if isinstance(owner.get("name"), str):
+                if owner_kind == "Node":
+                    owner["name"] = self.node(owner["name"])
+                else:
+                    owner["name"] = self._name(owner_kind.lower() or "object", owner["name"])
+            if isinstance(owner.get("uid"), str):
+                owner["uid"] = self._uid(owner["uid"])
+
+    def _uid(self, uid: str) -> str:
+        number = int(self._name("uid", uid).rpartition("-")[2])
+        return f"00000000-0000-4000-8000-{number:012d}"
+
+    def _string_map_values(self, labels: object) -> None:
+        if isinstance(labels, dict):
+            for key, value in list(labels.items()):
+                if isinstance(value, str):
+                    labels[key] = self.value(str(key), value)
+
+    def _selector(self, selector: object) -> None:
+        if not isinstance(selector, dict):
+            return
+        self._string_map_values(selector.get("matchLabels"))
+        for requirement in _dicts(selector.get("matchExpressions")):
+            key = str(requirement.get("key", ""))
+            values = requirement.get("values")
+            if isinstance(values, list):
+                requirement["values"] = [
+                    self.value(key, v) if isinstance(v, str) else v for v in values
+                ]
+
+    def _node_selector_requirements(self, requirements: object, *, fields: bool) -> None:
+        for requirement in _dicts(requirements):
+            operator = requirement.get("operator")
+            if operator in {"Gt", "Lt"}:
+                continue  # integers compared by value: kept
+            key = str(requirement.get("key", ""))
+            values = requirement.get("values")
+            if not isinstance(values, list):
+                continue
+            if fields:  # matchFields: only metadata.name, a node name
+                requirement["values"] = [self.node(v) if isinstance(v, str) else v for v in values]
+            else:
+                requirement["values"] = [
+                    self.value(key, v) if isinstance(v, str) else v for v in values
+                ]
+
+    def _node_selector_term(self, term: object) -> None:
+        if isinstance(term, dict):
+            self._node_selector_requirements(term.get("matchExpressions"), fields=False)
+            self._node_selector_requirements(term.get("matchFields"), fields=True)
+
+    def _pod_affinity_term(self, term: object) -> None:
+        if not isinstance(term, dict):
+            return
+        self._selector(term.get("labelSelector"))
+        self._selector(term.get("namespaceSelector"))
+        namespaces = term.get("namespaces")
+        if isinstance(namespaces, list):
+            term["namespaces"] = [
+                self.namespace(n) if isinstance(n, str) else n for n in namespaces
+            ]
+
+    def _taints(self, taints: object) -> None:
+        for taint in _dicts(taints):
+            if isinstance(taint.get("value"), str):
+                taint["value"] = self.value(str(taint.get("key", "")), taint["value"])
+
+    def _template(self, template: object) -> None:
+        if not isinstance(template, dict):
+            return
+        if isinstance(template.get("metadata"), dict):
+            meta = template["metadata"]
+            self._string_map_values(meta.get("labels"))
+            annotations = meta.get("annotations")
+            if isinstance(annotations, dict):
+                kept = {k: v for k, v in annotations.items() if k in _KEPT_ANNOTATIONS}
+                meta["annotations"] = kept
+                if not kept:
+                    meta.pop("annotations")
+            meta.pop("name", None)
+        if isinstance(template.get("spec"), dict):
+            self._pod_spec(template["spec"])
+
+    def _pod_spec(self, spec: dict[str, Any]) -> None:
+        if isinstance(spec.get("nodeName"), str):
+            spec["nodeName"] = self.node(spec["nodeName"])
+        self._string_map_values(spec.get("nodeSelector"))
+        for toleration in _dicts(spec.get("tolerations")):
+            if isinstance(toleration.get("value"), str):
+                key = str(toleration.get("key", ""))
+                toleration["value"] = self.value(key, toleration["value"])
+        for constraint in _dicts(spec.get("topologySpreadConstraints")):
+            self._selector(constraint.get("labelSelector"))
+        affinity = spec.get("affinity")
+        if isinstance(affinity, dict):
+            node_affinity = affinity.get("nodeAffinity")
+            if isinstance(node_affinity, dict):
+                required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+                if isinstance(required, dict):
+                    for term in _dicts(required.get("nodeSelectorTerms")):
+                        self._node_selector_term(term)
+                for preferred in _dicts(
+                    node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+                ):
+                    self._node_selector_term(preferred.get("preference"))
+            for which in ("podAffinity", "podAntiAffinity"):
+                section = affinity.get(which)
+                if not isinstance(section, dict):
+                    continue
+                for term in _dicts(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
+                    self._pod_affinity_term(term)
+                for weighted in _dicts(
+                    section.get("preferredDuringSchedulingIgnoredDuringExecution")
+                ):
+                    self._pod_affinity_term(weighted.get("podAffinityTerm"))
+        for dropped in (
+            "hostname",
+            "subdomain",
+            "serviceAccountName",
+            "serviceAccount",
+            "imagePullSecrets",
+            "hostAliases",
+            "dnsConfig",
+        ):
+            spec.pop(dropped, None)
+        for field_name in ("containers", "initContainers", "ephemeralContainers"):
+            for number, container in enumerate(_dicts(spec.get(field_name)), start=1):
+                for dropped in _CONTAINER_DROPPED:
+                    container.pop(dropped, None)
+                container["name"] = f"{field_name.removesuffix('s').lower()}-{number}"
+                if isinstance(container.get("image"), str):
+                    container["image"] = self._name("image", container["image"])
+        for volume in _dicts(spec.get("volumes")):
+            volume["name"] = self._name("volume", str(volume.get("name", "")))
+            claim = volume.get("persistentVolumeClaim")
+            if isinstance(claim, dict) and isinstance(claim.get("claimName"), str):
+                claim["claimName"] = self._name("persistentvolumeclaim", claim["claimName"])
+            for private in ("secret", "configMap", "projected", "downwardAPI"):
+                if private in volume:
+                    volume[private] = {}
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

@@ -1,0 +1,221 @@
+"""The seam between topospread and an API server: one small request Protocol.
+
+:class:`KubeTransport` sends requests through the official ``kubernetes`` client's REST
+layer (urllib3, with the TLS, client-certificate, token and exec-plugin setup its kubeconfig
+loader made) and hands back the raw response bytes: decoding is topospread's own, so there
+is no second object model. :class:`FakeTransport` answers from a handler function, for
+tests with no server. Every failure becomes a :class:`~topospread.errors.ClusterError`
+whose one-line message names the server, and for 401/403/404 what was refused or missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+from topospread.errors import (
+    ClusterError,
+    ClusterUnreachable,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+)
+
+__all__ = [
+    "FakeTransport",
+    "KubeTransport",
+    "Request",
+    "Response",
+    "Transport",
+    "raise_for_status",
+]
+
+# Long enough for a page of 500 pods from a loaded API server, short enough that a dead one
+# is reported in seconds rather than minutes: (connect, read) as urllib3 takes them.
+DEFAULT_TIMEOUT = (10.0, 120.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One HTTP request to the API server."""
+
+    method: str
+    path: str
+    """The absolute API path, e.g. ``/api/v1/pods``."""
+    query: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The status and the raw body of an answer."""
+
+    status: int
+    data: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class Transport(Protocol):
+    """Sends requests to one API server; raises ClusterUnreachable when it cannot."""
+
+    @property
+    def server(self) -> str:
+        """The server's URL, for messages."""
+        ...
+
+    def send(self, request: Request) -> Response:
+        """Send ``request`` and return the answer, whatever its status."""
+        ...
+
+
+class KubeTransport:
+    """A :class:`Transport` over the official client's configured urllib3 pool."""
+
+    def __init__(self, api_client: Any, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> None:
+        self._api = api_client
+        self._timeout = timeout
+
+    @property
+    def server(self) -> str:
+        """The server's URL from the kubeconfig."""
+        return str(self._api.configuration.host)
+
+    def send(self, request: Request) -> Response:
+        """Send one request; connection and TLS failures raise ClusterUnreachable."""
+        import urllib3
+
+        headers = {"Accept": "application/json"}
+        if request.body is not None:
+            headers["Content-Type"] = request.content_type
+        method, url, headers, _, _ = self._api.param_serialize(
+            method=request.method,
+            resource_path=request.path,
+            header_params=headers,
+            auth_settings=["BearerToken"],
+        )
+        if request.query:
+            url += "?" + urlencode(request.query)
+        pool = self._api.rest_client.pool_manager
+        try:
+            raw = pool.request(
+                method,
+                url,
+                body=request.body,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=self._timeout[0], read=self._timeout[1]),
+                preload_content=True,
+                retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0),
+            )
+        except urllib3.exceptions.MaxRetryError as exc:
+            raise ClusterUnreachable(_unreachable(self.server, exc.reason)) from None
+        except urllib3.exceptions.HTTPError as exc:
+            raise ClusterUnreachable(_unreachable(self.server, exc)) from None
+        return Response(raw.status, raw.data, dict(raw.headers))
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._api.close()
+
+
+def _unreachable(server: str, reason: object) -> str:
+    import urllib3
+
+    text = str(reason)
+    if isinstance(reason, urllib3.exceptions.SSLError) or "CERTIFICATE_VERIFY_FAILED" in text:
+        detail = text.split("] ")[-1].rstrip(")'\"") if "]" in text else text
+        return f"cannot connect to {server}: TLS handshake failed: {detail}"
+    if isinstance(reason, urllib3.exceptions.NewConnectionError):
+        if "refused" in text.lower():
+            return f"cannot connect to {server}: connection refused"
+        if "Name or service not known" in text or "nodename nor servname" in text:
+            return f"cannot connect to {server}: unknown host"
+    if isinstance(reason, urllib3.exceptions.TimeoutError):
+        return f"cannot connect to {server}: timed out"
+    return f"cannot connect to {server}: {text}"
+
+
+class FakeTransport:
+    """A :class:`Transport` answering from ``handler(request)``, for tests without a server."""
+
+    def __init__(
+        self, handler: Callable[[Request], Response], server: str = "https://fake.invalid"
+    ) -> None:
+        self._handler = handler
+        self._server = server
+        self.requests: list[Request] = []
+        """Every request sent, in order."""
+
+    @property
+    def server(self) -> str:
+        """The made-up server URL."""
+        return self._server
+
+    def send(self, request: Request) -> Response:
+        """Record ``request`` and return the handler's answer."""
+        self.requests.append(request)
+        return self._handler(request)
+
+
+def _status_message(data: bytes) -> tuple[str, str, Mapping[str, Any]]:
+    # A failed request returns a metav1.Status: {"message", "reason", "details"}.
+    try:
+        status = json.loads(data)
+    except ValueError:
+        return data[:200].decode("utf-8", "replace").strip(), "", {}
+    if not isinstance(status, dict):
+        return "", "", {}
+    details = status.get("details")
+    return (
+        str(status.get("message") or ""),
+        str(status.get("reason") or ""),
+        details if isinstance(details, dict) else {},
+    )
+
+
+def raise_for_status(
+    response: Response,
+    server: str,
+    *,
+    verb: str,
+    resource: str,
+    group: str = "",
+    namespace: str | None = None,
+    name: str | None = None,
+) -> None:
+    """Raise the ClusterError that a non-2xx ``response`` means, in one line.
+
+    ``verb``, ``group`` and ``resource`` say what was attempted, as RBAC names it, so that a
+    403 can name the rule that would grant it.
+    """
+    if 200 <= response.status < 300:
+        return
+    message, reason, _ = _status_message(response.data)
+    if response.status == 401:
+        raise Unauthorized(
+            f"{server}: 401 Unauthorized: the server did not accept the credentials of the "
+            "kubeconfig context (expired token or certificate, or a failing exec plugin?)"
+        )
+    if response.status == 403:
+        scope = f'in namespace "{namespace}"' if namespace else "at the cluster scope"
+        rule = f'{{apiGroups: ["{group}"], resources: ["{resource}"], verbs: ["{verb}"]}}'
+        text = message or f'cannot {verb} resource "{resource}" {scope}'
+        kind = "Role" if namespace else "ClusterRole"
+        raise Forbidden(f"{server}: 403 Forbidden: {text}; a {kind} rule {rule} grants it")
+    if response.status == 404 and name is not None:
+        raise NotFound(message or f'{resource} "{name}" not found')
+    summary = message or reason or f"HTTP {response.status}"
+    raise ClusterError(f"{server}: {response.status} {summary} ({verb} {resource})")
+
+
+def query(**params: object) -> tuple[tuple[str, str], ...]:
+    """Query parameters without the ones that are None, as strings."""
+    return tuple((k, str(v)) for k, v in params.items() if v is not None)
+
+
+def join_query(items: Sequence[tuple[str, str]]) -> str:
+    """``a=1&b=2`` for messages and fakes."""
+    return urlencode(items)

@@ -1,0 +1,114 @@
+"""Choosing the cluster as kubectl does: --kubeconfig, KUBECONFIG lists, contexts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from topospread.client.config import connect, kubeconfig_paths
+from topospread.client.live import parse_pod_reference
+from topospread.errors import KubeconfigError
+
+
+def _kubeconfig(
+    path: Path, contexts: dict[str, str], current: str | None, namespace: str = ""
+) -> Path:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": name, "cluster": {"server": server, "insecure-skip-tls-verify": True}}
+            for name, server in contexts.items()
+        ],
+        "users": [{"name": name, "user": {"token": f"token-{name}"}} for name in contexts],
+        "contexts": [
+            {
+                "name": name,
+                "context": {
+                    "cluster": name,
+                    "user": name,
+                    **({"namespace": namespace} if namespace else {}),
+                },
+            }
+            for name in contexts
+        ],
+    }
+    if current:
+        config["current-context"] = current
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_the_current_context_of_an_explicit_kubeconfig_is_used(tmp_path: Path) -> None:
+    path = _kubeconfig(
+        tmp_path / "a", {"one": "https://one:6443", "two": "https://two:6443"}, "two", "shop"
+    )
+    connection = connect(path)
+    assert (connection.server, connection.context, connection.namespace) == (
+        "https://two:6443",
+        "two",
+        "shop",
+    )
+
+
+def test_context_picks_another_context_and_the_namespace_defaults_to_default(
+    tmp_path: Path,
+) -> None:
+    path = _kubeconfig(
+        tmp_path / "a", {"one": "https://one:6443", "two": "https://two:6443"}, "two"
+    )
+    connection = connect(path, "one")
+    assert (connection.server, connection.namespace) == ("https://one:6443", "default")
+
+
+def test_an_unknown_context_is_named_with_the_ones_that_exist(tmp_path: Path) -> None:
+    path = _kubeconfig(tmp_path / "a", {"one": "https://one:6443"}, "one")
+    with pytest.raises(KubeconfigError, match=r'context "prod" does not exist \(contexts: one\)$'):
+        connect(path, "prod")
+
+
+def test_a_missing_kubeconfig_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(KubeconfigError, match="nope: kubeconfig file not found"):
+        connect(tmp_path / "nope")
+
+
+def test_kubeconfig_files_listed_in_KUBECONFIG_are_merged_first_file_first(
+    tmp_path: Path, monkeypatch
+) -> None:
+    first = _kubeconfig(tmp_path / "first", {"one": "https://one:6443"}, "two")
+    second = _kubeconfig(tmp_path / "second", {"two": "https://two:6443"}, "one")
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{tmp_path / 'missing'}:{second}")
+    assert kubeconfig_paths() == [first, second]
+    # current-context comes from the first file that sets it; its context from the second.
+    connection = connect()
+    assert (connection.context, connection.server) == ("two", "https://two:6443")
+
+
+def test_no_kubeconfig_and_no_service_account_says_what_to_do(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(
+        KubeconfigError, match="no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG"
+    ):
+        connect()
+
+
+@pytest.mark.parametrize(
+    ("reference", "namespace", "expected"),
+    [
+        ("pod/web-1", None, ("web-1", None)),
+        ("pods/web-1", "shop", ("web-1", "shop")),
+        ("shop/web-1", None, ("web-1", "shop")),
+        ("web-1", "shop", ("web-1", "shop")),
+    ],
+)
+def test_a_pod_is_named_as_kubectl_names_it(reference, namespace, expected) -> None:
+    assert parse_pod_reference(reference, namespace) == expected
+
+
+def test_a_namespace_given_twice_differently_is_refused() -> None:
+    with pytest.raises(ValueError, match="names namespace shop, but --namespace says web"):
+        parse_pod_reference("shop/web-1", "web")
