@@ -1,0 +1,241 @@
+"""``topospread audit`` and ``topospread lint``: spread findings as a CI gate.
+
+Exit status: 0 when no finding is at or above ``--fail-on`` (default ``error``), 1 when
+one is, 2 for bad input (the shared ``_reports_errors`` handling).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from topospread.cli.render_audit import render_audit, render_lint, sarif, write_audit_html
+from topospread.engine.audit import (
+    RULES,
+    Finding,
+    Scope,
+    Severity,
+    audit,
+    lint,
+    parse_domains,
+    parse_label_selector,
+    parse_workload_name,
+)
+from topospread.errors import InputError
+from topospread.io import load_cluster, load_configuration
+from topospread.io.manifests import load_audit_objects, load_lint_objects
+
+__all__ = ["EXIT_FINDINGS", "audit_command", "lint_command"]
+
+EXIT_FINDINGS = 1
+_FAIL_ON = ("error", "warning", "info", "none")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reports_errors(command: F) -> F:
+    # The shared handling of commands.py (one line per problem, exit 2), looked up when
+    # the command runs: commands.py imports this module to register the commands.
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from topospread.cli.commands import _reports_errors as shared
+
+        return shared(command)(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _disabled(values: Sequence[str]) -> frozenset[str]:
+    rules = frozenset(r.strip() for v in values for r in v.split(",") if r.strip())
+    unknown = sorted(rules - set(RULES))
+    if unknown:
+        raise InputError(
+            "--disable",
+            message=f"unknown rule(s) {', '.join(unknown)} (rules: {', '.join(RULES)})",
+        )
+    return rules
+
+
+def _fails(findings: Sequence[Finding], fail_on: str) -> bool:
+    if fail_on == "none":
+        return False
+    threshold = Severity(fail_on).rank
+    return any(f.severity.rank <= threshold for f in findings)
+
+
+def _console() -> Console:
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        # Piped or captured output: wide enough for the findings table.
+        console = Console(highlight=False, soft_wrap=False, width=160)
+    return console
+
+
+_fail_on_option = click.option(
+    "--fail-on",
+    type=click.Choice(_FAIL_ON),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding at or above this severity exists (none: never).",
+)
+_disable_option = click.option(
+    "--disable",
+    "disable",
+    multiple=True,
+    metavar="RULE",
+    help="Leave out a rule (repeatable, or comma-separated).",
+)
+_config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="KubeSchedulerConfiguration (its default constraints); upstream defaults if omitted.",
+)
+
+
+@click.command("audit")
+@click.argument("workload", required=False, metavar="[WORKLOAD]")
+@click.option(
+    "--cluster",
+    "cluster_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="kubectl get -o yaml capture: Nodes, Pods, Deployments, ReplicaSets, "
+    "StatefulSets... (repeatable).",
+)
+@_config_option
+@click.option("-n", "--namespace", "namespaces", multiple=True, help="Only this namespace.")
+@click.option("-A", "--all-namespaces", is_flag=True, help="Every namespace (default for files).")
+@click.option("-l", "--selector", default=None, help="Label selector on the workloads.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Human-readable text or the JSON documented in the README.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also write a self-contained HTML report to FILE.",
+)
+@_fail_on_option
+@_disable_option
+@_reports_errors
+def audit_command(
+    workload: str | None,
+    cluster_files: Sequence[Path],
+    config_file: Path | None,
+    namespaces: Sequence[str],
+    all_namespaces: bool,
+    selector: str | None,
+    output: str,
+    html_path: Path | None,
+    fail_on: str,
+    disable: Sequence[str],
+) -> None:
+    """Audit every workload's spread: counts as the scheduler counts them, and findings.
+
+    WORKLOAD is `deployment/web`, `statefulset/db` or a bare name.
+    """
+    if not cluster_files:
+        raise click.UsageError("give --cluster FILE (one or more kubectl get -o yaml captures)")
+    if all_namespaces and namespaces:
+        raise click.UsageError("-A and -n cannot be combined")
+    disabled = _disabled(disable)
+    kind, name = parse_workload_name(workload) if workload else (None, None)
+    scope = Scope(
+        namespaces=frozenset(namespaces) if namespaces else None,
+        selector=parse_label_selector(selector) if selector else None,
+        kind=kind,
+        name=name,
+    )
+    objects, notes = load_audit_objects(str(p) for p in cluster_files)
+    configuration = load_configuration(config_file)
+    report = audit(objects, configuration, scope, disabled=disabled)
+    for note in (*notes, *report.notes):
+        click.echo(f"note: {note}", err=True)
+    if workload and not report.workloads:
+        raise InputError("", message=f"no workload {workload!r} in scope")
+    if html_path is not None:
+        try:
+            write_audit_html(report, html_path)
+        except OSError as exc:
+            raise click.FileError(str(html_path), hint=exc.strerror or str(exc)) from exc
+        click.echo(f"wrote {html_path}", err=True)
+    if output == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        render_audit(report, _console())
+    if _fails(report.findings, fail_on):
+        raise SystemExit(EXIT_FINDINGS)
+
+
+@click.command("lint")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...|-")
+@click.option(
+    "--domains",
+    default=None,
+    metavar="KEY=N,...",
+    help="Domains per topology key, e.g. zone=3,hostname=12 (zone, hostname, region or "
+    "full keys): enables the domain-dependent rules.",
+)
+@click.option(
+    "--cluster",
+    "cluster_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A cluster capture whose nodes enable the domain- and node-dependent rules.",
+)
+@_config_option
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json", "sarif"]),
+    default="text",
+    show_default=True,
+    help="Text, JSON, or SARIF 2.1.0 for code-scanning UIs.",
+)
+@_fail_on_option
+@_disable_option
+@_reports_errors
+def lint_command(
+    files: Sequence[str],
+    domains: str | None,
+    cluster_files: Sequence[Path],
+    config_file: Path | None,
+    output: str,
+    fail_on: str,
+    disable: Sequence[str],
+) -> None:
+    """Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) before
+    they are applied; `-` reads standard input (Helm or kustomize output)."""
+    disabled = _disabled(disable)
+    sizes = parse_domains(domains) if domains else None
+    items, notes = load_lint_objects(files)
+    cluster = None
+    if cluster_files:
+        cluster, cluster_notes = load_cluster(cluster_files)
+        notes.extend(cluster_notes)
+    configuration = load_configuration(config_file)
+    report = lint(items, configuration, domains=sizes, cluster=cluster, disabled=disabled)
+    for note in (*notes, *report.notes):
+        click.echo(f"note: {note}", err=True)
+    if output == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    elif output == "sarif":
+        click.echo(json.dumps(sarif(report), indent=2))
+    else:
+        render_lint(report, _console())
+    if _fails(report.findings, fail_on):
+        raise SystemExit(EXIT_FINDINGS)

@@ -1,0 +1,294 @@
+"""Text, SARIF and HTML views of ``audit`` and ``lint`` results. Only reads the result model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from topospread import KUBERNETES_VERSION, __version__
+from topospread.cli.render_html import render_html, write_html
+from topospread.engine.audit import RULES, AuditReport, Finding, LintReport, Severity
+from topospread.engine.sim.result import (
+    PendingPod,
+    SimulationResult,
+    StepResult,
+    WorkloadSpread,
+)
+
+__all__ = [
+    "SARIF_SCHEMA",
+    "audit_html",
+    "render_audit",
+    "render_lint",
+    "sarif",
+    "write_audit_html",
+]
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_SARIF_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_SHORT_KEYS = {
+    "topology.kubernetes.io/zone": "zone",
+    "kubernetes.io/hostname": "hostname",
+    "topology.kubernetes.io/region": "region",
+}
+_MAX_COUNTS = 48
+"""Characters of domain counts shown before they are summarised."""
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    text = ", ".join(f"{k}={v}" for k, v in counts.items())
+    if len(text) > _MAX_COUNTS:
+        values = list(counts.values())
+        text = f"{len(values)} domains, {min(values)}..{max(values)} pods"
+    return text or "(no eligible domains)"
+
+
+def _summary_text(findings: Sequence[Finding]) -> str:
+    counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
+    return (
+        f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s), "
+        f"{counts[Severity.INFO]} info"
+    )
+
+
+def _findings_table(findings: Sequence[Finding], console: Console, *, locations: bool) -> None:
+    if not findings:
+        console.print(Text("No findings.", style="green"))
+        return
+    table = Table(padding=(0, 1), show_lines=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("object" if not locations else "where")
+    table.add_column("finding")
+    for f in findings:
+        where = f"{f.ref}\n{f.field_path}"
+        if locations and f.source:
+            where = f"{f.source}:{f.line}\n" + where if f.line else f"{f.source}\n" + where
+        table.add_row(
+            Text(f.severity.value, style=_STYLES[f.severity]),
+            f.rule,
+            where,
+            Text.assemble(f.message, "\n", ("fix: ", "bold"), f.fix),
+        )
+    console.print(table)
+
+
+def render_audit(report: AuditReport, console: Console) -> None:
+    """Workloads with their counted constraints and pending pods, then the findings."""
+    console.print(
+        Text.assemble(
+            ("Audit ", "bold"),
+            f"{len(report.workloads)} workload(s): {_summary_text(report.findings)}  "
+            f"(kube-scheduler {report.kubernetes_version})",
+        )
+    )
+    for w in report.workloads:
+        console.print()
+        replicas = "" if w.replicas is None else f"{w.replicas} desired, "
+        console.print(
+            Text.assemble(
+                (w.ref, "bold"),
+                f"  {replicas}{w.pods} pod(s), {w.pending} pending; constraints: {w.source}; "
+                f"counted: {w.counted_from}",
+            )
+        )
+        if w.constraints:
+            table = Table(padding=(0, 1))
+            table.add_column("constraint", no_wrap=True)
+            table.add_column("domain counts")
+            table.add_column("min", justify="right")
+            table.add_column("skew", justify="right")
+            table.add_column("maxSkew", justify="right")
+            table.add_column("", no_wrap=True)
+            for c in w.constraints:
+                mode = "hard" if c.hard else "soft"
+                key = c.constraint.topology_key
+                label = f"{mode} {_SHORT_KEYS.get(key, key)}"
+                r = c.report
+                if r is None:
+                    table.add_row(label, "(not counted)", "", "", str(c.constraint.max_skew), "")
+                    continue
+                status = (
+                    Text("ok", style="green") if r.satisfied else Text("over maxSkew", style="red")
+                )
+                if r.min_domains_shortfall:
+                    status.append(
+                        f", {r.min_domains_shortfall} domain(s) short of minDomains", "yellow"
+                    )
+                table.add_row(
+                    label,
+                    _counts_text(dict(r.domain_counts)),
+                    str(r.global_min),
+                    str(r.skew),
+                    str(r.max_skew),
+                    status,
+                )
+            console.print(table)
+            for c in w.constraints:
+                if c.misplaced:
+                    pods = ", ".join(f"{m.pod} ({m.domain})" for m in c.misplaced[:8])
+                    more = f" and {len(c.misplaced) - 8} more" if len(c.misplaced) > 8 else ""
+                    console.print(Text(f"  over the limit: {pods}{more}", style="red"))
+        for p in w.pending_pods:
+            console.print(
+                Text.assemble(("  Pending ", "bold red"), f"{p.pod}: ", (p.message, "dim"))
+            )
+        for note in w.notes:
+            console.print(Text(f"  note: {note}", style="yellow"))
+    console.print()
+    console.print(Text("Findings", style="bold"))
+    _findings_table(report.findings, console, locations=False)
+
+
+def render_lint(report: LintReport, console: Console) -> None:
+    """The findings, with file and line, most severe first."""
+    console.print(
+        Text.assemble(
+            ("Lint ", "bold"),
+            f"{len(report.checked)} object(s): {_summary_text(report.findings)}  "
+            f"(kube-scheduler {KUBERNETES_VERSION})",
+        )
+    )
+    _findings_table(report.findings, console, locations=True)
+
+
+def sarif(report: LintReport) -> dict[str, object]:
+    """The findings as a SARIF 2.1.0 log, one run, every rule described in the driver."""
+    rule_ids = list(RULES)
+    rules = [
+        {
+            "id": rule.id,
+            "name": "".join(part.capitalize() for part in rule.id.split("-")),
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": f"{rule.summary} (severity: {rule.severity})."},
+            "defaultConfiguration": {
+                "level": "error" if rule.severity.startswith("error") else "warning"
+            },
+            "properties": {"needs": rule.needs},
+        }
+        for rule in RULES.values()
+    ]
+    results = []
+    for f in report.findings:
+        location: dict[str, object] = {
+            "logicalLocations": [
+                {"fullyQualifiedName": f"{f.ref}:{f.field_path}", "kind": "member"}
+            ]
+        }
+        if f.source:
+            physical: dict[str, object] = {
+                "artifactLocation": {"uri": "stdin" if f.source == "<stdin>" else f.source}
+            }
+            if f.line is not None:
+                physical["region"] = {"startLine": f.line}
+            location["physicalLocation"] = physical
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": rule_ids.index(f.rule),
+                "level": _SARIF_LEVELS[f.severity],
+                "message": {"text": f"{f.ref} {f.field_path}: {f.message}. Fix: {f.fix}."},
+                "locations": [location],
+                "properties": {"object": f.ref, "fieldPath": f.field_path, "fix": f.fix},
+            }
+        )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "topospread",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "properties": {"kubernetesVersion": KUBERNETES_VERSION},
+            }
+        ],
+    }
+
+
+def _findings_html(report: AuditReport) -> str:
+    rows = [
+        (
+            f'<tr class="finding-{f.severity.value}"><td>{escape(f.severity.value)}</td>'
+            f"<td><code>{escape(f.rule)}</code></td>"
+            f"<td><code>{escape(f.ref)}</code><br><code>{escape(f.field_path)}</code></td>"
+            f"<td>{escape(f.message)}<br><strong>fix:</strong> {escape(f.fix)}</td></tr>\n"
+        )
+        for f in report.findings
+    ]
+    body = (
+        "<table><thead><tr><th>severity</th><th>rule</th><th>object</th><th>finding</th></tr>"
+        "</thead><tbody>\n" + "".join(rows) + "</tbody></table>\n"
+        if rows
+        else "<p>No findings.</p>\n"
+    )
+    return (
+        '<section id="findings" aria-labelledby="findings-title">\n'
+        "<style>.finding-error td:first-child{color:#C0392B;font-weight:bold}"
+        ".finding-warning td:first-child{color:#9a6700}</style>\n"
+        f'<h2 id="findings-title">Findings: {escape(_summary_text(report.findings))}</h2>\n'
+        + body
+        + "</section>\n"
+    )
+
+
+def audit_html(report: AuditReport, title: str = "cluster audit") -> str:
+    """One self-contained page: the findings, then the simulate report's cluster picture,
+    spread table with domain bars, and pending pods, for the cluster as it is now."""
+    step = StepResult(
+        index=-1,
+        kind="audit",
+        title="cluster now",
+        started=0,
+        settled=0,
+        events=(),
+        layout=report.layout,
+        pending=tuple(
+            PendingPod(
+                p.pod.split("/", 1)[1], p.pod.split("/", 1)[0], f"{w.kind}/{w.name}", p.message, 0
+            )
+            for w in report.workloads
+            for p in w.pending_pods
+        ),
+        spread=tuple(
+            WorkloadSpread(
+                w.ref,
+                w.pods,
+                w.pending,
+                w.source,
+                w.counted_from,
+                tuple(c.report for c in w.constraints if c.report is not None),
+            )
+            for w in report.workloads
+        ),
+        scheduling_attempts=0,
+        notes=report.notes,
+    )
+    result = SimulationResult(
+        scenario=title,
+        description=f"{len(report.workloads)} workload(s); {_summary_text(report.findings)}.",
+        seed=0,
+        kubernetes_version=report.kubernetes_version,
+        steps=(step,),
+    )
+    page = render_html(result).replace("topospread simulate", "topospread audit")
+    marker = '<main id="main">\n'
+    return page.replace(marker, marker + _findings_html(report), 1)
+
+
+def write_audit_html(report: AuditReport, path: Path) -> None:
+    """Write :func:`audit_html` to ``path`` atomically."""
+    write_html(audit_html(report), path)

@@ -1,0 +1,621 @@
+"""``audit`` and ``lint``: every workload's effective constraints, counts, and findings.
+
+Counting is PodTopologySpread's own: :meth:`PodTopologySpread.constraints_for` picks and
+parses the constraints for the workload's next pod (its own, or the cluster defaults of
+the profile serving its ``schedulerName``) and :func:`compute_pre_filter_state` counts
+matching pods per eligible domain over the snapshot — the code path PreFilter runs — so
+an audit can never disagree with the scheduler. Pending pods get the FailedScheduling
+message of :func:`topospread.engine.explain.explain`. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from topospread.engine.audit.checks import (
+    ConstraintAudit,
+    MisplacedPod,
+    RuleContext,
+    domain_rules,
+    manifest_rules,
+    node_rules,
+    pod_rules,
+)
+from topospread.engine.audit.findings import Finding, Severity, rank_findings
+from topospread.engine.audit.workloads import (
+    Workload,
+    annotation_ignores,
+    group_workloads,
+    workload_of_manifest,
+)
+from topospread.engine.cluster import Cluster
+from topospread.engine.explain import explain
+from topospread.engine.sim.result import ConstraintReport, NodeLayout, PlacedPod
+from topospread.errors import FieldError, TopospreadError
+from topospread.framework.config.decode import default_configuration
+from topospread.framework.config.types import SchedulerConfiguration
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import Snapshot
+from topospread.framework.runtime import Framework
+from topospread.model.labels import Selector
+from topospread.model.objects import (
+    LABEL_TOPOLOGY_ZONE,
+    Deployment,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    TopologySpreadConstraint,
+)
+from topospread.model.validation import validate_pod, validate_pod_template, validate_workload_spec
+from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
+from topospread.plugins import names
+from topospread.plugins.podtopologyspread import PodTopologySpread
+from topospread.plugins.podtopologyspread.common import SelectorError
+from topospread.plugins.podtopologyspread.filtering import compute_pre_filter_state
+from topospread.plugins.registry import in_tree_registry
+
+__all__ = [
+    "AuditReport",
+    "LintObject",
+    "LintReport",
+    "PendingReport",
+    "Scope",
+    "WorkloadAudit",
+    "audit",
+    "count_constraints",
+    "lint",
+    "validation_errors",
+]
+
+_KUBE_TYPES = (
+    Node,
+    Pod,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+    Namespace,
+    PodDisruptionBudget,
+)
+_DO_NOT_SCHEDULE, _SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
+_MAX_EXPLAINED = 20
+"""Pending pods explained per workload; pods of one ReplicaSet share one explanation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which workloads to audit: namespaces, a label selector on the workload, a name."""
+
+    namespaces: frozenset[str] | None = None
+    """None: every namespace."""
+    selector: Selector | None = None
+    """Matched against the workload's own labels (a bare pod's labels)."""
+    kind: str | None = None
+    """``Deployment``, ``StatefulSet``... with ``name``; None: any kind."""
+    name: str | None = None
+
+    def includes(self, w: Workload) -> bool:
+        """Whether ``w`` is in scope."""
+        if self.namespaces is not None and w.namespace not in self.namespaces:
+            return False
+        if self.selector is not None and not self.selector.matches(w.metadata.labels):
+            return False
+        if self.kind is not None and w.kind != self.kind:
+            return False
+        return self.name is None or w.name == self.name or self.name in w.extra_names
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReport:
+    """A Pending pod and kube-scheduler's FailedScheduling message for it."""
+
+    pod: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"pod", "message"}``."""
+        return {"pod": self.pod, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadAudit:
+    """One workload: its pods, its effective constraints as counted, its pending pods."""
+
+    kind: str
+    namespace: str
+    name: str
+    replicas: int | None
+    pods: int
+    pending: int
+    source: str
+    """``pod`` (the template's own constraints), ``defaults`` or ``none``."""
+    counted_from: str
+    constraints: tuple[ConstraintAudit, ...]
+    pending_pods: tuple[PendingReport, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        """``Kind/namespace/name``."""
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    def to_json(self) -> dict[str, object]:
+        """The issue's workload shape, plus the counted template and pending pods."""
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "replicas": self.replicas,
+            "pods": self.pods,
+            "pending": self.pending,
+            "constraintSource": self.source,
+            "countedTemplate": self.counted_from,
+            "constraints": [c.to_json() for c in self.constraints],
+            "pendingPods": [p.to_json() for p in self.pending_pods],
+            "notes": list(self.notes),
+        }
+
+
+def _kubernetes_version() -> str:
+    # Imported when used, as engine.explain does: the package root imports the edges.
+    from topospread import KUBERNETES_VERSION
+
+    return KUBERNETES_VERSION
+
+
+def _summary(findings: Sequence[Finding]) -> dict[str, int]:
+    return {s.value: sum(1 for f in findings if f.severity is s) for s in Severity}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """What ``audit`` found: workloads with their counts, findings most severe first."""
+
+    workloads: tuple[WorkloadAudit, ...]
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...] = ()
+    layout: tuple[NodeLayout, ...] = ()
+    """Nodes in scheduler order with their pods (for pictures)."""
+    kubernetes_version: str = field(default_factory=lambda: _kubernetes_version())
+
+    def to_json(self) -> dict[str, object]:
+        """``{"kubernetesVersion", "workloads", "findings", "summary", "notes"}``."""
+        return {
+            "kubernetesVersion": self.kubernetes_version,
+            "workloads": [w.to_json() for w in self.workloads],
+            "findings": [f.to_json() for f in self.findings],
+            "summary": _summary(self.findings),
+            "notes": list(self.notes),
+        }
+
+
+# -- counting: the plugin's own code path ------------------------------------------------------
+
+
+def count_constraints(
+    plugin: PodTopologySpread,
+    pod: Pod,
+    snapshot: Snapshot | None,
+    features: Features = Features(),
+) -> tuple[tuple[ConstraintReport | None, ...], tuple[ConstraintReport | None, ...]]:
+    """Hard and soft constraints of ``pod`` as the plugin parses them, counted over
+    ``snapshot`` by ``compute_pre_filter_state`` (None entries without a snapshot).
+
+    Raises :class:`SelectorError` for a selector the plugin cannot convert.
+    """
+    result: list[tuple[ConstraintReport | None, ...]] = []
+    for action in (_DO_NOT_SCHEDULE, _SCHEDULE_ANYWAY):
+        constraints = plugin.constraints_for(pod, action)
+        if snapshot is None or not constraints:
+            result.append(tuple(None for _ in constraints))
+            continue
+        state = compute_pre_filter_state(
+            pod,
+            snapshot.node_infos,
+            constraints,
+            node_inclusion_policy=features.enable_node_inclusion_policy_in_pod_topology_spread,
+            comparison_operators=features.enable_taint_toleration_comparison_operators,
+            snapshot=snapshot,
+        )
+        reports: list[ConstraintReport | None] = []
+        for index, c in enumerate(constraints):
+            counts = state.tp_value_to_match_num[index]
+            global_min = state.min_match_num(index) if counts else 0
+            reports.append(
+                ConstraintReport(
+                    topology_key=c.topology_key,
+                    when_unsatisfiable=action,
+                    max_skew=c.max_skew,
+                    min_domains=c.min_domains,
+                    selector=str(c.selector),
+                    domain_counts=dict(sorted(counts.items())),
+                    global_min=global_min,
+                    skew=(max(counts.values()) - global_min) if counts else 0,
+                    min_domains_shortfall=max(0, c.min_domains - len(counts)),
+                )
+            )
+        result.append(tuple(reports))
+    return result[0], result[1]
+
+
+def _frameworks(
+    configuration: SchedulerConfiguration, snapshot: Snapshot, cluster: Cluster, features: Features
+) -> dict[str, Framework]:
+    handle = Handle(snapshot, cluster.objects, configuration.parallelism)
+    registry = in_tree_registry()
+    return {
+        p.scheduler_name: Framework(p, registry, handle, features) for p in configuration.profiles
+    }
+
+
+def _misplaced(
+    w: Workload, report: ConstraintReport, constraint_selector: Selector, nodes: Mapping[str, Node]
+) -> tuple[MisplacedPod, ...]:
+    ceiling = report.global_min + report.max_skew
+    over = {d for d, n in report.domain_counts.items() if n > ceiling}
+    result = []
+    for pod in w.bound:
+        node = nodes.get(pod.node_name)
+        if node is None or pod.metadata.deletion_timestamp is not None:
+            continue
+        domain = node.labels.get(report.topology_key)
+        if domain in over and constraint_selector.matches(pod.labels):
+            result.append(MisplacedPod(pod.key, node.name, domain))
+    return tuple(result)
+
+
+@dataclass
+class _Inspection:
+    audit: WorkloadAudit
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _inspect(
+    w: Workload,
+    frameworks: Mapping[str, Framework],
+    snapshot: Snapshot | None,
+    nodes: tuple[Node, ...] | None,
+    features: Features,
+    *,
+    domain_sizes: Mapping[str, int],
+    pending: Sequence[PendingReport],
+    audit_pods: bool,
+) -> _Inspection:
+    pod = w.counted
+    notes: list[str] = []
+    constraints: list[ConstraintAudit] = []
+    source = "none"
+    system_defaults = False
+    hard_defaults: tuple[TopologySpreadConstraint, ...] = ()
+    framework = frameworks.get(pod.scheduler_name) if pod is not None else None
+    plugin = framework.plugin(names.POD_TOPOLOGY_SPREAD) if framework is not None else None
+    if pod is not None and framework is None:
+        notes.append(f'no scheduler profile is named "{pod.scheduler_name}": not counted')
+    if pod is not None and isinstance(plugin, PodTopologySpread):
+        try:
+            hard, soft = count_constraints(plugin, pod, snapshot, features)
+            parsed = (
+                plugin.constraints_for(pod, _DO_NOT_SCHEDULE),
+                plugin.constraints_for(pod, _SCHEDULE_ANYWAY),
+            )
+        except (SelectorError, ValueError) as exc:
+            notes.append(f"constraints cannot be parsed: {exc}")
+            hard, soft, parsed = (), (), ((), ())
+        own = bool(pod.topology_spread_constraints)
+        as_written = w.written or w.template or pod
+        written = (
+            as_written.topology_spread_constraints
+            if own
+            and len(as_written.topology_spread_constraints) == len(pod.topology_spread_constraints)
+            else pod.topology_spread_constraints
+            if own
+            else plugin.default_constraints
+        )
+        system_defaults = not own and plugin.system_defaulted
+        prefix = (
+            f"{w.pod_spec_path}.topologySpreadConstraints"
+            if own
+            else (
+                "(System default constraints)"
+                if system_defaults
+                else "pluginConfig[PodTopologySpread].args.defaultConstraints"
+            )
+        )
+        node_map = {n.name: n for n in nodes or ()}
+        for action, reports, parsed_list in (
+            (_DO_NOT_SCHEDULE, hard, parsed[0]),
+            (_SCHEDULE_ANYWAY, soft, parsed[1]),
+        ):
+            indices = [i for i, c in enumerate(written) if c.when_unsatisfiable == action]
+            for index, report, constraint in zip(indices, reports, parsed_list, strict=False):
+                misplaced: tuple[MisplacedPod, ...] = ()
+                if report is not None and not report.satisfied and audit_pods:
+                    misplaced = _misplaced(w, report, constraint.selector, node_map)
+                constraints.append(
+                    ConstraintAudit(
+                        f"{prefix}[{index}]",
+                        written[index],
+                        constraint,
+                        action == _DO_NOT_SCHEDULE,
+                        report,
+                        misplaced,
+                    )
+                )
+        if constraints:
+            source = "pod" if own else "defaults"
+        if not own and not plugin.system_defaulted:
+            hard_defaults = tuple(
+                c for c in plugin.default_constraints if c.when_unsatisfiable == _DO_NOT_SCHEDULE
+            )
+            # A manifest's controller pods get the controller's selector at run time, so
+            # List defaults apply to them even when no Service is known here.
+            if not (source == "defaults" or (not audit_pods and w.kind != "Pod")):
+                hard_defaults = ()
+    ctx = RuleContext(
+        w,
+        tuple(constraints),
+        source,
+        nodes,
+        domain_sizes,
+        system_defaults,
+        hard_defaults,
+        tuple((p.pod, p.message) for p in pending),
+        features.enable_taint_toleration_comparison_operators,
+    )
+    findings = [*manifest_rules(ctx), *domain_rules(ctx), *node_rules(ctx)]
+    if audit_pods:
+        findings.extend(pod_rules(ctx))
+    result = WorkloadAudit(
+        w.kind,
+        w.namespace,
+        w.name,
+        w.replicas,
+        len(w.pods),
+        len(w.pending),
+        source,
+        w.counted_from,
+        tuple(constraints),
+        tuple(pending),
+        tuple(notes),
+    )
+    return _Inspection(result, findings)
+
+
+def _pending_reports(
+    w: Workload, cluster: Cluster, configuration: SchedulerConfiguration, features: Features
+) -> tuple[list[PendingReport], list[str]]:
+    reports: list[PendingReport] = []
+    notes: list[str] = []
+    by_owner: dict[str, str] = {}
+    for pod in w.pending[:_MAX_EXPLAINED]:
+        ref = pod.metadata.controller()
+        group = f"{ref.kind}/{ref.name}" if ref is not None else pod.key
+        message = by_owner.get(group)
+        if message is None:
+            try:
+                message = explain(cluster, pod, configuration, features=features).message or (
+                    "a node fits now: the pod should be scheduled on its next attempt"
+                )
+            except TopospreadError as exc:
+                notes.append(f"pod {pod.key} not explained: {exc}")
+                continue
+            by_owner[group] = message
+        reports.append(PendingReport(pod.key, message))
+    if len(w.pending) > _MAX_EXPLAINED:
+        notes.append(f"{len(w.pending) - _MAX_EXPLAINED} more pending pod(s) not explained")
+    return reports, notes
+
+
+def _layout(cluster: Cluster, workloads: Sequence[Workload]) -> tuple[NodeLayout, ...]:
+    owner: dict[str, tuple[str, str]] = {}
+    for w in workloads:
+        for pod in w.pods:
+            ref = pod.metadata.controller()
+            owner[pod.key] = (f"{w.kind}/{w.name}", ref.name if ref is not None else w.name)
+    result = []
+    by_node: dict[str, list[Pod]] = {}
+    for pod in cluster.pods:
+        by_node.setdefault(pod.node_name, []).append(pod)
+    for node in cluster.nodes:
+        pods = tuple(
+            PlacedPod(p.name, p.namespace, *owner.get(p.key, ("", p.name)))
+            for p in by_node.get(node.name, ())
+        )
+        result.append(
+            NodeLayout(
+                node.name,
+                node.labels.get(LABEL_TOPOLOGY_ZONE, node.labels.get("zone", "")),
+                node.unschedulable,
+                tuple(f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints),
+                pods,
+            )
+        )
+    return tuple(result)
+
+
+def _keep(f: Finding, ignored: frozenset[str], disabled: frozenset[str]) -> bool:
+    return f.rule not in ignored and f.rule not in disabled
+
+
+def audit(
+    objects: Iterable[ManifestObject],
+    configuration: SchedulerConfiguration | None = None,
+    scope: Scope = Scope(),
+    *,
+    disabled: frozenset[str] = frozenset(),
+    features: Features = Features(),
+) -> AuditReport:
+    """Audit every workload in ``objects`` (a cluster's Nodes, Pods, ReplicaSets,
+    Deployments, StatefulSets, DaemonSets, Jobs, Services... as decoded), with
+    ``configuration``'s profiles (upstream defaults when None) and within ``scope``.
+
+    Rules in ``disabled`` and in a workload's ``topospread.dev/ignore`` annotation are
+    left out. Pending pods are explained with the same cluster (pending pods are not in it).
+    """
+    configuration = configuration or default_configuration()
+    objs = list(objects)
+    cluster = Cluster.from_objects(o for o in objs if isinstance(o, _KUBE_TYPES))
+    snapshot = cluster.snapshot()
+    frameworks = _frameworks(configuration, snapshot, cluster, features)
+    workloads, notes = group_workloads(objs)
+    notes = [*notes, *(n for n in cluster.notes if "pending: not counted" not in n)]
+    audited: list[WorkloadAudit] = []
+    findings: list[Finding] = []
+    for w in workloads:
+        if not scope.includes(w):
+            continue
+        pending, pending_notes = _pending_reports(w, cluster, configuration, features)
+        inspection = _inspect(
+            w,
+            frameworks,
+            snapshot,
+            cluster.nodes,
+            features,
+            domain_sizes={},
+            pending=pending,
+            audit_pods=True,
+        )
+        a = inspection.audit
+        if pending_notes:
+            a = replace(a, notes=(*a.notes, *pending_notes))
+        audited.append(a)
+        ignored = annotation_ignores(w.metadata.annotations)
+        findings.extend(f for f in inspection.findings if _keep(f, ignored, disabled))
+    return AuditReport(
+        tuple(audited),
+        tuple(rank_findings(findings)),
+        tuple(notes),
+        _layout(cluster, workloads),
+    )
+
+
+# -- lint -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LintObject:
+    """A manifest object and where it came from."""
+
+    obj: ManifestObject
+    source: str = ""
+    line: int | None = None
+    """1-based line of the object's document in ``source``."""
+    ignored: frozenset[str] = frozenset()
+    """Rules silenced by ``# topospread:ignore RULE`` comments in its document."""
+
+
+@dataclass(frozen=True, slots=True)
+class LintReport:
+    """What ``lint`` found, most severe first."""
+
+    findings: tuple[Finding, ...]
+    checked: tuple[str, ...]
+    """``Kind/namespace/name`` of every object checked."""
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """``{"findings", "checked", "summary", "notes"}``."""
+        return {
+            "kubernetesVersion": _kubernetes_version(),
+            "findings": [f.to_json() for f in self.findings],
+            "checked": list(self.checked),
+            "summary": _summary(self.findings),
+            "notes": list(self.notes),
+        }
+
+
+def _moved(errors: Iterable[FieldError], old: str, new: str) -> list[FieldError]:
+    return [
+        FieldError(e.type, new + e.field[len(old) :], e.value, e.detail)
+        if e.field == old or e.field.startswith(old + ".")
+        else e
+        for e in errors
+    ]
+
+
+def validation_errors(obj: ManifestObject) -> list[FieldError]:
+    """The API server's validation of a workload or pod, paths as in the object itself."""
+    if isinstance(obj, Deployment | ReplicaSet | StatefulSet):
+        return validate_workload_spec(obj)
+    if isinstance(obj, DaemonSet | Job):
+        return validate_pod_template(obj.template, obj.selector, "spec.template")
+    if isinstance(obj, CronJob):
+        errors = validate_pod_template(obj.template, obj.selector, "spec.template")
+        return _moved(errors, "spec.template", "spec.jobTemplate.spec.template")
+    if isinstance(obj, Pod):
+        return validate_pod(obj, create=not obj.metadata.uid)
+    return []
+
+
+def lint(
+    items: Iterable[LintObject],
+    configuration: SchedulerConfiguration | None = None,
+    *,
+    domains: Mapping[str, int] | None = None,
+    cluster: Cluster | None = None,
+    disabled: frozenset[str] = frozenset(),
+    features: Features = Features(),
+) -> LintReport:
+    """Check manifests without running them: the API server's validation, then the rules
+    that need no cluster; ``domains`` (topology key -> number of domains) or ``cluster``
+    (its nodes and pods) let the domain- and node-dependent rules run too."""
+    configuration = configuration or default_configuration()
+    kube = cluster if cluster is not None else Cluster()
+    snapshot = kube.snapshot() if cluster is not None else None
+    frameworks = _frameworks(configuration, kube.snapshot(), kube, features)
+    findings: list[Finding] = []
+    checked: list[str] = []
+    notes: list[str] = []
+    for item in items:
+        obj = item.obj
+        if not isinstance(
+            obj, Deployment | ReplicaSet | StatefulSet | DaemonSet | Job | CronJob | Pod
+        ):
+            continue
+        w = workload_of_manifest(obj)
+        where = f"{item.source}: " if item.source else ""
+        if w.excluded:
+            notes.append(f"{where}{w.ref}: {w.excluded}")
+            continue
+        checked.append(w.ref)
+        ignored = item.ignored | annotation_ignores(w.metadata.annotations)
+        errors = validation_errors(obj)
+        found = [
+            Finding(
+                "api-validation",
+                Severity.ERROR,
+                w.ref,
+                e.field,
+                str(e),
+                "change the field as the message says: the API server rejects the object",
+            )
+            for e in errors
+        ]
+        if not errors:
+            found.extend(
+                _inspect(
+                    w,
+                    frameworks,
+                    snapshot,
+                    kube.nodes if cluster is not None else None,
+                    features,
+                    domain_sizes=domains or {},
+                    pending=(),
+                    audit_pods=False,
+                ).findings
+            )
+        findings.extend(
+            Finding(
+                f.rule, f.severity, f.ref, f.field_path, f.message, f.fix, item.source, item.line
+            )
+            for f in found
+            if _keep(f, ignored, disabled)
+        )
+    return LintReport(tuple(rank_findings(findings)), tuple(checked), tuple(notes))

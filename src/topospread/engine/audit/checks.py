@@ -1,0 +1,509 @@
+"""The rules: each looks at one workload's constraints and yields findings.
+
+Counts are never recomputed here: rules that need them read the
+:class:`~topospread.engine.sim.result.ConstraintReport` that
+:func:`topospread.engine.audit.audit.count_constraints` built from PodTopologySpread's own
+PreFilter counting. Node-level rules reuse the plugin's node rules
+(``node_labels_match_spread_constraints``, ``match_node_inclusion_policies``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from topospread.engine.audit.findings import Finding, Severity
+from topospread.engine.audit.workloads import LABEL_POD_TEMPLATE_HASH, Workload
+from topospread.engine.sim.result import ConstraintReport
+from topospread.model.labels import Selector
+from topospread.model.nodeaffinity import required_node_affinity
+from topospread.model.objects import (
+    LABEL_HOSTNAME,
+    Node,
+    NodeInclusionPolicy,
+    Pod,
+    Taint,
+    TopologySpreadConstraint,
+)
+from topospread.model.taints import (
+    TAINT_NODE_UNSCHEDULABLE,
+    do_not_schedule_taints,
+    find_matching_untolerated_taint,
+    tolerations_tolerate_taint,
+)
+from topospread.plugins.podtopologyspread.common import (
+    Constraint,
+    SelectorError,
+    label_selector_as_selector,
+    node_labels_match_spread_constraints,
+)
+
+__all__ = [
+    "ConstraintAudit",
+    "MisplacedPod",
+    "RuleContext",
+    "domain_rules",
+    "manifest_rules",
+    "node_rules",
+    "pod_rules",
+    "spread_feasible",
+]
+
+_MAX_NAMES: Final = 5
+_SHORT_KEYS: Final = {
+    "topology.kubernetes.io/zone": "zone",
+    "kubernetes.io/hostname": "hostname",
+    "topology.kubernetes.io/region": "region",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MisplacedPod:
+    """A pod in a domain above ``globalMin + maxSkew`` of a constraint."""
+
+    pod: str
+    node: str
+    domain: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"pod", "node", "domain"}``."""
+        return {"pod": self.pod, "node": self.node, "domain": self.domain}
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintAudit:
+    """One effective constraint of a workload: as written, as parsed, and as counted."""
+
+    field_path: str
+    """``spec.template.spec.topologySpreadConstraints[0]``, or where a default lives."""
+    spec: TopologySpreadConstraint
+    """As written (own) or configured (defaults)."""
+    constraint: Constraint
+    """As the plugin parsed it for the counted pod (defaults, matchLabelKeys merged)."""
+    hard: bool
+    report: ConstraintReport | None = None
+    """The plugin's counts over the cluster's nodes; None without a cluster."""
+    misplaced: tuple[MisplacedPod, ...] = ()
+    """Pods in domains over ``globalMin + maxSkew`` (hard constraints only)."""
+
+    @property
+    def action(self) -> str:
+        """``DoNotSchedule`` or ``ScheduleAnyway``."""
+        return "DoNotSchedule" if self.hard else "ScheduleAnyway"
+
+    def to_json(self) -> dict[str, object]:
+        """The issue's constraint shape plus ``fieldPath``, policies and misplaced pods."""
+        c = self.constraint
+        result: dict[str, object] = {
+            "topologyKey": c.topology_key,
+            "whenUnsatisfiable": self.action,
+            "maxSkew": c.max_skew,
+            "minDomains": c.min_domains,
+            "selector": str(c.selector),
+        }
+        if self.report is not None:
+            result.update(self.report.to_json())
+        result["fieldPath"] = self.field_path
+        result["nodeAffinityPolicy"] = c.node_affinity_policy.value
+        result["nodeTaintsPolicy"] = c.node_taints_policy.value
+        if self.misplaced:
+            result["misplacedPods"] = [m.to_json() for m in self.misplaced]
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What the rules may look at for one workload."""
+
+    workload: Workload
+    constraints: tuple[ConstraintAudit, ...]
+    source: str
+    """``pod``, ``defaults`` or ``none``."""
+    nodes: tuple[Node, ...] | None = None
+    """The cluster's nodes, when there is a cluster."""
+    domain_sizes: Mapping[str, int] = field(default_factory=dict)
+    """Topology key -> number of domains (lint ``--domains``); used without nodes."""
+    system_defaults: bool = False
+    """The constraints are kube-scheduler's System defaults."""
+    hard_defaults: tuple[TopologySpreadConstraint, ...] = ()
+    """The profile's List default constraints with DoNotSchedule (for the autoscaler rule)."""
+    pending_messages: tuple[tuple[str, str], ...] = ()
+    """(pod, kube-scheduler's FailedScheduling message) of pending pods."""
+    comparison_operators: bool = False
+
+    @property
+    def ref(self) -> str:
+        """The workload as ``Kind/namespace/name``."""
+        return self.workload.ref
+
+    def finding(self, rule: str, severity: Severity, path: str, message: str, fix: str) -> Finding:
+        """A finding about this workload."""
+        return Finding(rule, severity, self.ref, path, message, fix)
+
+
+def _short(key: str) -> str:
+    return _SHORT_KEYS.get(key, key)
+
+
+def _names(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:_MAX_NAMES])
+    return shown + (f" and {len(items) - _MAX_NAMES} more" if len(items) > _MAX_NAMES else "")
+
+
+def _labels(labels: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "(none)"
+
+
+def _by_action(hard: bool, if_hard: Severity, if_soft: Severity) -> Severity:
+    return if_hard if hard else if_soft
+
+
+def _describe(c: ConstraintAudit) -> str:
+    return f"{c.constraint.topology_key} maxSkew {c.constraint.max_skew} {c.action}"
+
+
+# -- rules on the manifest alone -------------------------------------------------------
+
+
+def manifest_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """Rules that need only the object: selectors, matchLabelKeys, maxSkew vs replicas,
+    default constraints autoscalers cannot see."""
+    w = ctx.workload
+    pod = w.counted
+    own = ctx.source == "pod"
+    for c in ctx.constraints if own else ():
+        spec = c.spec
+        selector = spec.label_selector
+        severity = _by_action(c.hard, Severity.ERROR, Severity.WARNING)
+        if selector is None:
+            yield ctx.finding(
+                "missing-selector",
+                severity,
+                c.field_path,
+                f"the {_describe(c)} constraint has no labelSelector, which matches no pod: "
+                "every domain counts 0 and the constraint never spreads anything",
+                "add labelSelector.matchLabels with the pod template's labels"
+                + (f" ({_labels(w.template.labels)})" if w.template is not None else ""),
+            )
+            continue
+        if c.constraint.selector.empty:
+            yield ctx.finding(
+                "empty-selector",
+                severity,
+                c.field_path,
+                f"the {_describe(c)} constraint has labelSelector: {{}}, which kube-scheduler "
+                "v1.37.1 counts as matching no pods (kubernetes#141339), so it spreads nothing",
+                "select the workload's pods explicitly, e.g. labelSelector.matchLabels "
+                + (f"{_labels(w.template.labels)}" if w.template is not None else "app=NAME"),
+            )
+            continue
+        if pod is not None:
+            try:
+                written = label_selector_as_selector(selector)
+            except SelectorError:
+                continue
+            if not written.empty and not written.matches(pod.labels):
+                counted = ""
+                if c.report is not None:
+                    others = sum(c.report.domain_counts.values())
+                    counted = f"; it counts {others} other pod(s) instead"
+                yield ctx.finding(
+                    "ghost-selector",
+                    severity,
+                    c.field_path,
+                    f"labelSelector {written} matches none of the workload's own pods (their "
+                    f"labels: {_labels(pod.labels)}), so the {_describe(c)} constraint does not "
+                    f"spread this workload{counted}",
+                    "make the labelSelector select the pod template's labels",
+                )
+        if (
+            w.kind == "Deployment"
+            and w.rolling_update
+            and LABEL_POD_TEMPLATE_HASH not in spec.match_label_keys
+            and not _mentions(c.constraint.selector, LABEL_POD_TEMPLATE_HASH)
+        ):
+            yield ctx.finding(
+                "missing-pod-template-hash",
+                _by_action(c.hard, Severity.WARNING, Severity.INFO),
+                c.field_path,
+                f"the {_describe(c)} constraint counts old and new ReplicaSets' pods together, "
+                "so during a rolling update the new pods are placed against the old ones' "
+                "spread and the old pods' removal leaves the new ones skewed",
+                "add matchLabelKeys: [pod-template-hash] so that only the current revision's "
+                "pods are counted",
+            )
+        if c.hard and w.replicas is not None and w.replicas >= 2 and spec.max_skew >= w.replicas:
+            yield ctx.finding(
+                "max-skew-never-binds",
+                Severity.WARNING,
+                c.field_path,
+                f"maxSkew {spec.max_skew} is at least the {w.replicas} replicas: a domain can "
+                f"hold at most {w.replicas} pods, so placing one never exceeds maxSkew and the "
+                "constraint never rejects a node",
+                f"lower maxSkew below {w.replicas} (usually 1)",
+            )
+    if ctx.source != "pod" and ctx.hard_defaults and not ctx.system_defaults:
+        described = "; ".join(
+            f"{d.topology_key} maxSkew {d.max_skew} DoNotSchedule" for d in ctx.hard_defaults
+        )
+        yield ctx.finding(
+            "defaults-invisible-to-autoscaler",
+            Severity.WARNING,
+            f"{w.pod_spec_path}.topologySpreadConstraints",
+            f"the pods set no constraints, so kube-scheduler applies the cluster default "
+            f"constraint(s) {described} from its configuration; cluster-autoscaler and "
+            "Karpenter simulate scheduling from the pod spec alone and will not add nodes "
+            "to satisfy them, so pods can stay Pending",
+            "write the constraints into the pod template (with a labelSelector for this "
+            "workload) so autoscalers see them",
+        )
+
+
+def _mentions(selector: Selector, key: str) -> bool:
+    return any(r.key == key for r in selector.requirements or ())
+
+
+# -- rules that need the number of domains -------------------------------------------------
+
+
+def spread_feasible(
+    replicas: int, zone_sizes: Sequence[int], zone_skew: int, host_skew: int
+) -> bool:
+    """Whether ``replicas`` pods can sit on nodes grouped in zones of ``zone_sizes`` nodes with
+    per-node counts within ``host_skew`` of each other and zone totals within ``zone_skew``.
+
+    Per-node counts in [m, m + host_skew] give a zone of n nodes any total in
+    [m·n, (m + host_skew)·n]; zone totals in [L, L + zone_skew]; so the pair of hard
+    constraints can hold iff some m, L leave every zone's interval non-empty and the
+    intervals' sums bracket ``replicas``.
+    """
+    sizes = [n for n in zone_sizes if n > 0]
+    if not sizes or replicas <= 0:
+        return True
+    total_nodes = sum(sizes)
+    for m in range(replicas // total_nodes + 1):
+        for low in range(replicas // len(sizes) + 1):
+            lo_sum = hi_sum = 0
+            ok = True
+            for n in sizes:
+                lo = max(m * n, low)
+                hi = min((m + host_skew) * n, low + zone_skew)
+                if lo > hi:
+                    ok = False
+                    break
+                lo_sum += lo
+                hi_sum += hi
+            if ok and lo_sum <= replicas <= hi_sum:
+                return True
+    return False
+
+
+def _zone_sizes(ctx: RuleContext, zone: ConstraintAudit, host: ConstraintAudit) -> list[int] | None:
+    # Hostname domains per zone among the nodes both constraints count.
+    if ctx.nodes is not None:
+        pod = ctx.workload.counted
+        if pod is None:
+            return None
+        parsed = [c.constraint for c in ctx.constraints if c.hard]
+        required = required_node_affinity(pod)
+        per_zone: dict[str, set[str]] = {}
+        for node in ctx.nodes:
+            if not node_labels_match_spread_constraints(node.labels, parsed):
+                continue
+            if not all(
+                c.match_node_inclusion_policies(pod, node, required, ctx.comparison_operators)
+                for c in (zone.constraint, host.constraint)
+            ):
+                continue
+            per_zone.setdefault(node.labels[zone.constraint.topology_key], set()).add(
+                node.labels[LABEL_HOSTNAME]
+            )
+        return [len(hosts) for hosts in per_zone.values()]
+    zones = ctx.domain_sizes.get(zone.constraint.topology_key)
+    hosts = ctx.domain_sizes.get(LABEL_HOSTNAME)
+    if not zones or not hosts:
+        return None
+    return [hosts // zones + (1 if i < hosts % zones else 0) for i in range(zones)]
+
+
+def _domain_count(ctx: RuleContext, c: ConstraintAudit) -> int | None:
+    if c.report is not None:
+        return len(c.report.domain_counts)
+    return ctx.domain_sizes.get(c.constraint.topology_key)
+
+
+def domain_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """minDomains against the domains that exist; zone and hostname constraints together."""
+    w = ctx.workload
+    hard = [c for c in ctx.constraints if c.hard]
+    for c in hard:
+        domains = _domain_count(ctx, c)
+        min_domains = c.constraint.min_domains
+        if domains is None or domains >= min_domains:
+            continue
+        capacity = domains * c.constraint.max_skew
+        stuck = w.replicas is not None and w.replicas > capacity
+        for_replicas = f" for {w.replicas} replicas" if w.replicas is not None else ""
+        yield ctx.finding(
+            "min-domains-shortfall",
+            Severity.ERROR if stuck else Severity.WARNING,
+            c.field_path,
+            f"minDomains {min_domains} but only {domains} eligible "
+            f"{_short(c.constraint.topology_key)} domain(s): the global minimum is forced to 0, "
+            f"so each domain can hold at most maxSkew {c.constraint.max_skew} matching pod(s), "
+            f"{capacity} in all{for_replicas}",
+            f"lower minDomains to {domains} or add {_short(c.constraint.topology_key)} domains "
+            f"(minDomains is meant to make the cluster autoscaler add domains)",
+        )
+    if w.replicas is None:
+        return
+    hosts = [c for c in hard if c.constraint.topology_key == LABEL_HOSTNAME]
+    zones = [c for c in hard if c.constraint.topology_key != LABEL_HOSTNAME]
+    for host in hosts[:1]:
+        for zone in zones:
+            sizes = _zone_sizes(ctx, zone, host)
+            if sizes is None:
+                continue
+            z, h = zone.constraint.max_skew, host.constraint.max_skew
+            if spread_feasible(w.replicas, sizes, z, h):
+                continue
+            yield ctx.finding(
+                "zone-hostname-conflict",
+                Severity.ERROR,
+                zone.field_path,
+                f"{w.replicas} replicas cannot satisfy both {_short(zone.constraint.topology_key)} "
+                f"maxSkew {z} and hostname maxSkew {h} (DoNotSchedule) on "
+                f"{_short(zone.constraint.topology_key)} domains of "
+                f"{', '.join(str(n) for n in sorted(sizes))} node(s): balancing the zones "
+                "overloads the nodes of the smallest zone, balancing the nodes unbalances "
+                "the zones, so some pods stay Pending",
+                "make the domains the same size, raise one maxSkew, or make one of the two "
+                "constraints ScheduleAnyway",
+            )
+
+
+# -- rules that need the nodes ---------------------------------------------------------------
+
+
+def _blocked(node: Node, pod: Pod, comparison_operators: bool) -> str | None:
+    if node.unschedulable and not tolerations_tolerate_taint(
+        pod.tolerations, Taint(TAINT_NODE_UNSCHEDULABLE, "NoSchedule"), comparison_operators
+    ):
+        return "cordoned"
+    taint = find_matching_untolerated_taint(
+        node.taints, pod.tolerations, do_not_schedule_taints, comparison_operators
+    )
+    if taint is not None:
+        return f"tainted {taint.key}{'=' + taint.value if taint.value else ''}:{taint.effect}"
+    return None
+
+
+def node_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """Nodes missing a topology key; domains wedged by tainted or cordoned nodes."""
+    pod = ctx.workload.counted
+    if ctx.nodes is None or pod is None or not ctx.constraints:
+        return
+    required = required_node_affinity(pod)
+    candidates = [n for n in ctx.nodes if required.match(n)]
+    seen: set[str] = set()
+    for c in ctx.constraints if not ctx.system_defaults else ():
+        key = c.constraint.topology_key
+        if key in seen:
+            continue
+        seen.add(key)
+        missing = [n.name for n in candidates if key not in n.labels]
+        if not missing:
+            continue
+        consequence = (
+            "the pod is UnschedulableAndUnresolvable there"
+            if c.hard
+            else "the soft spread leaves them out of its counts"
+        )
+        yield ctx.finding(
+            "missing-topology-key",
+            _by_action(c.hard, Severity.WARNING, Severity.INFO),
+            c.field_path,
+            f"{len(missing)} of {len(candidates)} node(s) the pods may run on lack the label "
+            f"{key} ({_names(missing)}): a node missing any constraint's key drops out of every "
+            f"constraint's counts and {consequence}",
+            f"label those nodes with {key}, or keep the pods off them with a nodeSelector",
+        )
+    parsed = [c.constraint for c in ctx.constraints if c.hard]
+    for c in ctx.constraints:
+        report = c.report
+        if (
+            not c.hard
+            or report is None
+            or c.constraint.topology_key == LABEL_HOSTNAME
+            or c.constraint.node_taints_policy is not NodeInclusionPolicy.IGNORE
+            or len(report.domain_counts) < 2
+        ):
+            continue
+        members: dict[str, list[Node]] = {}
+        for node in ctx.nodes:
+            if node_labels_match_spread_constraints(
+                node.labels, parsed
+            ) and c.constraint.match_node_inclusion_policies(
+                pod, node, required, ctx.comparison_operators
+            ):
+                members.setdefault(node.labels[c.constraint.topology_key], []).append(node)
+        for domain, count in report.domain_counts.items():
+            nodes = members.get(domain, [])
+            reasons = [_blocked(n, pod, ctx.comparison_operators) for n in nodes]
+            if not nodes or any(r is None for r in reasons) or count != report.global_min:
+                continue
+            why = sorted({r for r in reasons if r is not None})
+            yield ctx.finding(
+                "wedged-domain",
+                Severity.ERROR,
+                c.field_path,
+                f"{_short(c.constraint.topology_key)} {domain}: all {len(nodes)} node(s) are "
+                f"{' or '.join(why)}, but nodeTaintsPolicy is Ignore, so the domain still "
+                f"counts with {count} pod(s) and holds the global minimum at {count}: no domain "
+                f"can take more than {count} + maxSkew {c.constraint.max_skew} matching pods",
+                "set nodeTaintsPolicy: Honor on the constraint (tainted nodes, cordoned ones "
+                "included, then drop out of the counts), or uncordon, untaint or remove the "
+                "nodes",
+            )
+
+
+# -- rules on the pods that exist (audit) ---------------------------------------------------
+
+
+def pod_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """Skew of the pods as they sit, and pods Pending because of spread."""
+    for c in ctx.constraints:
+        report = c.report
+        if report is None or report.satisfied:
+            continue
+        ceiling = report.global_min + report.max_skew
+        over = {d: n - ceiling for d, n in report.domain_counts.items() if n > ceiling}
+        counts = ", ".join(f"{d}={n}" for d, n in report.domain_counts.items())
+        where = ", ".join(f"{n} in {d}" for d, n in over.items())
+        yield ctx.finding(
+            "skew-over-max",
+            _by_action(c.hard, Severity.ERROR, Severity.WARNING),
+            c.field_path,
+            f"{_short(report.topology_key)} counts {counts}: skew {report.skew} (the largest "
+            f"count − global minimum {report.global_min}) is over maxSkew {report.max_skew}; "
+            f"pods above {ceiling} per domain: {where}",
+            "delete the excess pods in "
+            + ", ".join(over)
+            + " so that their replacements go to the least-loaded domains (the descheduler's "
+            "RemovePodsViolatingTopologySpreadConstraint does this); scale-downs choose victims "
+            "blind to topology",
+        )
+    spread = [(p, m) for p, m in ctx.pending_messages if "topology spread constraints" in m]
+    if spread:
+        first_hard = next((c.field_path for c in ctx.constraints if c.hard), None)
+        path = first_hard or f"{ctx.workload.pod_spec_path}.topologySpreadConstraints"
+        pods = [p for p, _ in spread]
+        yield ctx.finding(
+            "pending-spread",
+            Severity.ERROR,
+            path,
+            f"{len(spread)} pod(s) Pending ({_names(pods)}): {spread[0][1]}",
+            "free or add capacity in the least-loaded domains, relax maxSkew, or make the "
+            "constraint ScheduleAnyway",
+        )
