@@ -206,7 +206,9 @@ def raise_for_status(
         kind = "Role" if namespace else "ClusterRole"
         raise Forbidden(f"{server}: 403 Forbidden: {text}; a {kind} rule {rule} grants it")
     if response.status == 404 and name is not None:
-        raise NotFound(message or f'{resource} "{name}" not found')
+        # The server's own words (as kubectl prints them), and where it looked.
+        text = message or f'{resource} "{name}" not found'
+        raise NotFound(f'{text} in namespace "{namespace}"' if namespace else text)
     summary = message or reason or f"HTTP {response.status}"
     raise ClusterError(f"{server}: {response.status} {summary} ({verb} {resource})")
 

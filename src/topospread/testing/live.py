@@ -1,0 +1,117 @@
+"""Helpers for live tests and benchmarks: writes through topospread's own transport.
+
+The product reads clusters and writes only where the user asks (the scheduler, rebalance
+--apply); tests also need to create the objects they read, which :class:`Kube` does with a
+few raw requests (no second client library), and :func:`node` / :func:`pod` build the
+objects as a kubelet and a controller would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from topospread.client.config import Connection
+from topospread.client.source import Resource
+from topospread.client.transport import Request, raise_for_status
+
+__all__ = ["Kube", "node", "pod"]
+
+_RESOURCES = {
+    "Node": Resource("", "v1", "nodes", "Node", namespaced=False),
+    "Namespace": Resource("", "v1", "namespaces", "Namespace", namespaced=False),
+    "Pod": Resource("", "v1", "pods", "Pod"),
+    "Service": Resource("", "v1", "services", "Service"),
+    "Deployment": Resource("apps", "v1", "deployments", "Deployment"),
+    "ReplicaSet": Resource("apps", "v1", "replicasets", "ReplicaSet"),
+    "PodDisruptionBudget": Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+}
+
+
+@dataclass
+class Kube:
+    """An admin connection with the few writes the live tests need."""
+
+    connection: Connection
+
+    def _send(self, method: str, path: str, body: Mapping[str, Any], content_type: str) -> Any:
+        response = self.connection.transport.send(
+            Request(method, path, body=json.dumps(body).encode(), content_type=content_type)
+        )
+        raise_for_status(response, self.connection.server, verb=method.lower(), resource=path)
+        return json.loads(response.data)
+
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """POST ``obj``; a Node's ``status`` is then set through the status subresource."""
+        resource = _RESOURCES[obj["kind"]]
+        namespace = obj.get("metadata", {}).get("namespace", "default")
+        created: dict[str, Any] = self._send(
+            "POST", resource.path(namespace), obj, "application/json"
+        )
+        if obj["kind"] == "Node" and "status" in obj:
+            path = resource.path(None, obj["metadata"]["name"]) + "/status"
+            created = self._send(
+                "PATCH", path, {"status": obj["status"]}, "application/merge-patch+json"
+            )
+        return created
+
+    def patch(
+        self, kind: str, name: str, patch: Mapping[str, Any], namespace: str = "default"
+    ) -> dict[str, Any]:
+        """A JSON merge patch."""
+        path = _RESOURCES[kind].path(namespace, name)
+        result: dict[str, Any] = self._send("PATCH", path, patch, "application/merge-patch+json")
+        return result
+
+
+def node(name: str, zone: str, *, cpu: str = "4", memory: str = "8Gi") -> dict[str, Any]:
+    """A Node as a kubelet would register it, Ready, in ``zone``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "topology.kubernetes.io/zone": zone,
+            },
+        },
+        "status": {
+            "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def pod(
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    *,
+    node_name: str = "",
+    spread: list[dict[str, Any]] | None = None,
+    cpu: str = "100m",
+) -> dict[str, Any]:
+    """A Pod, bound to ``node_name`` if given (created bound, as a kubelet-less test can)."""
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "app",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+            }
+        ]
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    if spread:
+        spec["topologySpreadConstraints"] = spread
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "spec": spec,
+    }
