@@ -1,127 +1,226 @@
-"""Read YAML or JSON files of Kubernetes objects, as ``kubectl get -o yaml|json`` writes them.
+"""Read Kubernetes objects from files, standard input and API responses: one path for all.
 
-Multi-document YAML, ``kind: List`` and every ``*List`` kind are accepted. YAML is parsed
-with libyaml's C loader when available (large object lists), JSON with the standard
-library. Every problem is raised as an :class:`~topospread.errors.InputError` naming the
-file; nothing here prints.
+Bytes are read by :mod:`topospread.io.reader` (regular files and standard input, capped),
+parsed as JSON (orjson) when they start with ``{`` or ``[`` and as YAML otherwise
+(:mod:`topospread.io.yamlread`, the way sigs.k8s.io/yaml reads it), decoded by
+:mod:`topospread.model.decode` into typed objects with the API server's defaulting, and
+validated: every object must have a valid name and namespace and pass the API server's
+rules for the fields topospread reads; the same kind/namespace/name twice is refused,
+naming both places. Multi-document YAML, ``kind: List``, every ``*List`` kind and raw API
+lists (``{"kind": "PodList", "items": [...]}`` whose items lack kind and apiVersion) are
+accepted. Every problem is raised as an :class:`~topospread.errors.InputError` naming the
+source; nothing here prints.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
 
 from topospread.engine.cluster import Cluster
 from topospread.errors import DecodeError, FieldError, InputError, ValidationError
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
-from topospread.model.decode import decode_documents
+from topospread.io.reader import display_name, read_input
+from topospread.io.yamlread import YamlSyntaxError, parse_yaml_documents
+from topospread.model.decode import decode_documents, validate_metadata
 from topospread.model.objects import KubeObject, Node, Pod
 from topospread.model.validation import validate_node, validate_object, validate_pod
 
-__all__ = ["decode_objects", "load_cluster", "load_configuration", "load_documents", "load_pod"]
+__all__ = [
+    "decode_api_json",
+    "decode_objects",
+    "load_cluster",
+    "load_configuration",
+    "load_documents",
+    "load_pod",
+    "parse_documents",
+]
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-
-def _read_text(path: Path) -> str:
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    # Parsing builds millions of small containers and no cycles; the cyclic collector
+    # would walk them again and again (an eightfold slowdown on a 50 MB capture).
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DecodeError(str(path), message="no such file") from None
-    except IsADirectoryError:
-        raise DecodeError(str(path), message="is a directory, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise DecodeError(str(path), message=f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise DecodeError(str(path), message=exc.strerror or str(exc)) from None
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _json_documents(data: bytes, source: str) -> list[Any]:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if not exc.msg.startswith("unexpected content after document"):
+            raise DecodeError(
+                source, message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
+        return _json_stream(data, source)
+    return [value]
+
+
+def _json_stream(data: bytes, source: str) -> list[Any]:
+    # Several JSON values one after the other, as the oracle's json.Decoder reads them.
+    import json
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError(source, message="invalid JSON: not UTF-8") from None
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    position = 0
+    try:
+        while True:
+            while position < len(text) and text[position] in " \t\r\n":
+                position += 1
+            if position >= len(text):
+                return values
+            value, position = decoder.raw_decode(text, position)
+            values.append(value)
+    except json.JSONDecodeError as exc:
+        raise DecodeError(
+            source, message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise DecodeError(source, message="invalid JSON: nested too deeply") from None
+
+
+def parse_documents(data: bytes, source: str) -> list[Any]:
+    """The documents of YAML or JSON bytes as JSON values (JSON when it starts with ``{``/``[``).
+
+    A top-level JSON array is a list of documents. Empty YAML documents are ``None``.
+    """
+    stripped = data.lstrip()
+    with _no_gc():
+        if stripped[:1] in (b"{", b"["):
+            documents = _json_documents(data, source)
+            if len(documents) == 1 and isinstance(documents[0], list):
+                return list(documents[0])
+            return documents
+        try:
+            return parse_yaml_documents(data)
+        except YamlSyntaxError as exc:
+            raise DecodeError(source, message=str(exc)) from None
 
 
 def load_documents(path: Path | str) -> list[Any]:
-    """Parse a file into its documents (JSON if it starts with ``{`` or ``[``, else YAML)."""
-    path = Path(path)
-    text = _read_text(path)
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DecodeError(
-                str(path),
-                message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-            ) from None
-        return data if isinstance(data, list) else [data]
-    try:
-        return list(yaml.load_all(text, Loader=_Loader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise DecodeError(str(path), message=f"invalid YAML{where}: {problem}") from None
+    """Read and parse a file (or ``-``, standard input) into its documents."""
+    return parse_documents(read_input(path), display_name(path))
 
 
-def _objects(path: Path | str) -> tuple[list[KubeObject], tuple[str, ...]]:
-    decoded = decode_documents(load_documents(path), str(path))
-    return list(decoded.objects), decoded.skipped
+def _problems(obj: KubeObject) -> list[FieldError]:
+    problems = validate_metadata(obj)
+    if isinstance(obj, Pod):
+        # A pod read back from a cluster (it has a uid) was already admitted, with its
+        # matchLabelKeys merged into the selector; validate it as stored, not as a POST.
+        problems.extend(validate_pod(obj, create=not obj.metadata.uid))
+    elif isinstance(obj, Node):
+        problems.extend(validate_node(obj))
+    else:
+        problems.extend(validate_object(obj))
+    return problems
 
 
-def _validate(path: str, objects: Iterable[KubeObject], *, name_objects: bool = True) -> None:
+def _key(obj: KubeObject) -> str:
+    meta = obj.metadata
+    return f"{type(obj).__name__} {meta.namespace + '/' if meta.namespace else ''}{meta.name}"
+
+
+class _Seen:
+    """The objects read so far by kind/namespace/name, to refuse duplicates.
+
+    kube-scheduler's informers (and the API server behind them) hold one object per key;
+    the same capture given twice would count every pod twice.
+    """
+
+    def __init__(self) -> None:
+        self.places: dict[str, str] = {}
+
+    def add(self, obj: KubeObject, place: str) -> str | None:
+        key = _key(obj)
+        first = self.places.setdefault(key, place)
+        if first is place:
+            return None
+        return f"{place + ': ' if place else ''}duplicate {key} (first in {first})"
+
+
+def _decode(
+    documents: Sequence[Any], source: str, seen: _Seen, *, name_objects: bool = True
+) -> tuple[list[KubeObject], tuple[str, ...]]:
+    with _no_gc():
+        decoded = decode_documents(list(documents), source)
     errors: list[FieldError | str] = []
-    for obj in objects:
-        if isinstance(obj, Pod):
-            # A pod read back from a cluster (it has a uid) was already admitted, with its
-            # matchLabelKeys merged into the selector; validate it as stored, not as a POST.
-            problems = validate_pod(obj, create=not obj.metadata.uid)
-        elif isinstance(obj, Node):
-            problems = validate_node(obj)
+    for obj, where in zip(decoded.objects, decoded.places, strict=True):
+        label = _key(obj)
+        problems = _problems(obj)
+        if name_objects:
+            errors.extend(f"{label}: {problem}" for problem in problems)
         else:
-            problems = validate_object(obj)
-        if not name_objects:
             errors.extend(problems)
-            continue
-        meta = obj.metadata
-        label = f"{type(obj).__name__} {meta.namespace + '/' if meta.namespace else ''}{meta.name}"
-        errors.extend(f"{label}: {problem}" for problem in problems)
+        duplicate = seen.add(obj, f"{source}: {where}" if where else source)
+        if duplicate is not None:
+            errors.append(duplicate.removeprefix(f"{source}: "))
     if errors:
-        raise ValidationError(path, errors)
+        raise ValidationError(source, errors)
+    return list(decoded.objects), decoded.skipped
 
 
 def decode_objects(
-    items: Sequence[Any], source: str
+    documents: Sequence[Any], source: str
 ) -> tuple[list[KubeObject], tuple[str, ...]]:
-    """Decode and validate already-parsed objects (API list items, documents) from ``source``.
+    """Decode and validate parsed JSON documents, as files are; the entry point for API data.
 
-    The path every input takes after parsing: files, standard input and API responses.
-    Returns the objects and ``apiVersion/Kind name`` of each skipped object.
+    ``documents`` are JSON values: objects, ``List``/``*List`` objects, raw API list
+    responses (``{"kind": "NodeList", "items": [...]}``, items without kind/apiVersion).
+    Returns the objects topospread reads, in input order, and ``apiVersion/Kind name`` of
+    each skipped object. Raises :class:`DecodeError` or :class:`ValidationError` naming
+    ``source``, the place (``items[3]``) and the field path of every problem, and refuses
+    the same kind/namespace/name twice.
     """
-    decoded = decode_documents(list(items), source)
-    _validate(source, decoded.objects)
-    return list(decoded.objects), decoded.skipped
+    return _decode(documents, source, _Seen())
+
+
+def decode_api_json(data: bytes, source: str) -> tuple[list[KubeObject], tuple[str, ...]]:
+    """:func:`decode_objects` on the bytes of an API response (or any JSON/YAML input)."""
+    return _decode(parse_documents(data, source), source, _Seen())
 
 
 def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
-    """Read cluster files into a :class:`Cluster`; also returns notes on skipped objects."""
+    """Read cluster files into a :class:`Cluster`; also returns notes on skipped objects.
+
+    An object present twice, in one file or across files, is refused with both places.
+    """
     objects: list[KubeObject] = []
     notes: list[str] = []
+    seen = _Seen()
     for path in paths:
-        found, skipped = _objects(path)
-        _validate(str(path), found)
+        source = display_name(path)
+        found, skipped = _decode(load_documents(path), source, seen)
         objects.extend(found)
-        notes.extend(f"{path}: skipped {what} (kind not used by the scheduler)" for what in skipped)
+        notes.extend(
+            f"{source}: skipped {what} (kind not used by the scheduler)" for what in skipped
+        )
     return Cluster.from_objects(objects), notes
 
 
 def load_pod(path: Path | str) -> Pod:
     """Read the file holding exactly one Pod: the pod to schedule."""
-    found, _ = _objects(path)
+    source = display_name(path)
+    found, skipped = _decode(load_documents(path), source, _Seen(), name_objects=False)
     pods = [obj for obj in found if isinstance(obj, Pod)]
     if len(pods) != 1:
-        raise InputError(str(path), message=f"expected exactly one Pod, found {len(pods)}")
-    _validate(str(path), pods, name_objects=False)
+        detail = f"; skipped {', '.join(skipped[:3])}" if skipped else ""
+        raise InputError(source, message=f"expected exactly one Pod, found {len(pods)}{detail}")
     return pods[0]
 
 
@@ -129,7 +228,8 @@ def load_configuration(path: Path | str | None) -> SchedulerConfiguration:
     """Read a KubeSchedulerConfiguration, or return upstream's defaults when ``path`` is None."""
     if path is None:
         return default_configuration()
+    source = display_name(path)
     documents = [d for d in load_documents(path) if d is not None]
     if len(documents) != 1 or not isinstance(documents[0], dict):
-        raise InputError(str(path), message="expected one KubeSchedulerConfiguration document")
-    return decode_configuration(documents[0], str(path))
+        raise InputError(source, message="expected one KubeSchedulerConfiguration document")
+    return decode_configuration(documents[0], source)

@@ -8,12 +8,14 @@ document are collected and raised together as one :class:`~topospread.errors.Dec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from topospread.errors import DecodeError, FieldError
+from topospread.model.names import is_dns1123_label, is_dns1123_subdomain
 from topospread.model.objects import (
     LABEL_METADATA_NAME,
     Affinity,
@@ -55,6 +57,8 @@ __all__ = [
     "decode_documents",
     "decode_object",
     "decode_workload",
+    "describe_document",
+    "validate_metadata",
 ]
 
 T = TypeVar("T")
@@ -71,6 +75,7 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
 }
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class _Reader:
@@ -127,6 +132,11 @@ class _Reader:
         if bits == 32 and not _INT32_MIN <= value <= _INT32_MAX:
             self.errors.append(
                 FieldError.invalid(_join(path, key), value, "out of range for int32")
+            )
+            return None
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            self.errors.append(
+                FieldError.invalid(_join(path, key), value, "out of range for int64")
             )
             return None
         return value
@@ -204,13 +214,31 @@ class _Reader:
             if isinstance(raw, bool) or not isinstance(raw, str | int | float):
                 self._type_error(f"{where}[{name}]", raw, "quantity")
                 continue
+            text = raw if isinstance(raw, str) else _number_text(raw)
             try:
-                result[str(name)] = parse_quantity(
-                    str(raw) if not isinstance(raw, float) else repr(raw)
-                )
+                quantity = parse_quantity(text)
             except QuantityError as exc:
-                self.errors.append(FieldError.invalid(f"{where}[{name}]", str(raw), str(exc)))
+                self.errors.append(FieldError.invalid(f"{where}[{name}]", text, str(exc)))
+                continue
+            if quantity.amount < 0:
+                # ValidateNonnegativeQuantity (pkg/apis/core/validation): requests, limits,
+                # overhead, capacity and allocatable are all checked with it.
+                self.errors.append(
+                    FieldError.invalid(
+                        f"{where}[{name}]", text, "must be greater than or equal to 0"
+                    )
+                )
+                continue
+            result[str(name)] = quantity
         return result
+
+
+def _number_text(value: int | float) -> str:
+    # A JSON number where a quantity string is expected: Quantity.UnmarshalJSON parses the
+    # number's JSON text, which Go's encoder writes without a trailing ".0".
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _json_type(value: object) -> str:
@@ -249,7 +277,9 @@ def _meta(r: _Reader, doc: Mapping[str, Any], *, namespaced: bool) -> ObjectMeta
     if namespaced and not namespace:
         namespace = "default"
     return ObjectMeta(
-        name=r.string(meta, "name", "metadata") or r.string(meta, "generateName", "metadata"),
+        # generateName is only a request to the API server to make up a name; a stored
+        # object always has metadata.name, and one without it is refused by the loader.
+        name=r.string(meta, "name", "metadata"),
         namespace=namespace if namespaced else "",
         uid=r.string(meta, "uid", "metadata"),
         labels=r.string_map(meta, "labels", "metadata") or {},
@@ -517,10 +547,11 @@ def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
                 )
             )
     allocatable = r.resources(status, "allocatable", "status")
-    if not allocatable:
-        # Nodes created by hand in examples often carry only capacity; the kubelet
-        # reports allocatable, and without it a node would fit nothing.
-        allocatable = r.resources(status, "capacity", "status")
+    capacity = r.resources(status, "capacity", "status")
+    if status.get("allocatable") is None:
+        # SetDefaults_NodeStatus (pkg/apis/core/v1/defaults.go): a missing allocatable is
+        # copied from capacity; an empty map is kept (the node has nothing allocatable).
+        allocatable = capacity
     return Node(
         metadata=_meta(r, doc, namespaced=False),
         unschedulable=bool(r.boolean(spec, "unschedulable", "spec")),
@@ -547,20 +578,42 @@ def _namespace(r: _Reader, doc: Mapping[str, Any]) -> Namespace:
     return Namespace(meta)
 
 
+def _kind_and_version(doc: Mapping[str, Any]) -> tuple[list[FieldError], str, str]:
+    errors: list[FieldError] = []
+    found: list[str] = []
+    for name in ("apiVersion", "kind"):
+        value = doc.get(name)
+        if value is None or value == "":
+            errors.append(FieldError.required(name))
+            found.append("")
+        elif not isinstance(value, str):
+            errors.append(
+                FieldError.invalid(
+                    name, _json_type(value), f"expected string, got {_json_type(value)}"
+                )
+            )
+            found.append("")
+        else:
+            found.append(value)
+    return errors, found[0], found[1]
+
+
 def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None:
     """Decode one object, or return ``None`` for a kind topospread does not read.
 
-    Raises :class:`DecodeError` naming ``source`` and every bad field.
+    A kind topospread reads with another ``apiVersion`` (``Node`` in ``v11``) is an error,
+    as in the oracle, not a skipped object. Raises :class:`DecodeError` naming ``source``
+    and every bad field.
     """
-    api_version, kind = doc.get("apiVersion"), doc.get("kind")
-    missing = [
-        FieldError.required(name)
-        for name, value in (("apiVersion", api_version), ("kind", kind))
-        if not value
-    ]
+    missing, api_version, kind = _kind_and_version(doc)
     if missing:
         raise DecodeError(source, missing)
     if (api_version, kind) not in SUPPORTED_KINDS:
+        versions = [v for (v, k) in SUPPORTED_KINDS if k == kind]
+        if versions:
+            raise DecodeError(
+                source, [FieldError.not_supported("apiVersion", api_version, versions)]
+            )
         return None
     if kind == "PodDisruptionBudget":
         budget = decode_workload(doc, source)
@@ -590,10 +643,68 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
     return obj
 
 
-def _describe(source: str, doc: Mapping[str, Any]) -> str:
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+    "with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name', "
+    " or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def _dns1035_label(value: str) -> list[str]:
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1035_LABEL.fullmatch(value):
+        errors.append(_DNS1035_MESSAGE)
+    return errors
+
+
+def validate_metadata(obj: KubeObject) -> list[FieldError]:
+    """``ValidateObjectMeta`` for the name and namespace of a stored object.
+
+    Names are checked with each kind's name rule (``ValidateNodeName``,
+    ``ValidatePodName``... are RFC 1123 subdomains, a Namespace an RFC 1123 label, a
+    Service an RFC 1035 label), namespaces as RFC 1123 labels. An object with only
+    ``generateName`` is refused: the API server makes the name up when it creates it, so
+    a capture never lacks one.
+    """
+    meta = obj.metadata
+    errors: list[FieldError] = []
+    if not meta.name:
+        errors.append(FieldError.required("metadata.name", "name or generateName is required"))
+    else:
+        if isinstance(obj, Namespace):
+            problems = is_dns1123_label(meta.name)
+        elif isinstance(obj, Service):
+            problems = _dns1035_label(meta.name)
+        else:
+            problems = is_dns1123_subdomain(meta.name)
+        errors.extend(FieldError.invalid("metadata.name", meta.name, p) for p in problems)
+    if meta.namespace:
+        errors.extend(
+            FieldError.invalid("metadata.namespace", meta.namespace, p)
+            for p in is_dns1123_label(meta.namespace)
+        )
+    return errors
+
+
+def describe_document(doc: Mapping[str, Any]) -> str:
+    """``Kind name`` (or ``Kind namespace/name``) of a parsed document, for messages."""
     meta = doc.get("metadata")
+    kind = doc.get("kind")
+    kind = kind if isinstance(kind, str) and kind else "object"
     name = meta.get("name") if isinstance(meta, dict) else None
-    where = f"{doc.get('kind')} {name}" if isinstance(name, str) and name else str(doc.get("kind"))
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not name:
+        return kind
+    if isinstance(namespace, str) and namespace:
+        return f"{kind} {namespace}/{name}"
+    return f"{kind} {name}"
+
+
+def _describe(source: str, doc: Mapping[str, Any]) -> str:
+    where = describe_document(doc)
     return f"{source}: {where}" if source else where
 
 
@@ -604,52 +715,85 @@ class Decoded:
     objects: tuple[KubeObject, ...]
     skipped: tuple[str, ...]
     """``Kind name`` of each object topospread does not read, for a note to the user."""
+    places: tuple[str, ...] = ()
+    """Where each object is in its input (``items[3]``, ``document 2``), for messages."""
+
+
+def _list_item_kind(kind: str) -> tuple[str, str] | None:
+    # Items of raw API lists (GET /api/v1/nodes) carry no kind and apiVersion; the list's
+    # kind names them, and each kind topospread reads has one version (as in the oracle).
+    item_kind = kind.removesuffix("List")
+    versions = [v for (v, k) in SUPPORTED_KINDS if k == item_kind]
+    return (versions[0], item_kind) if versions else None
 
 
 def decode_documents(documents: list[Any], source: str = "") -> Decoded:
-    """Decode parsed documents, expanding ``List`` and ``*List`` kinds; skip empty ones."""
+    """Decode parsed documents, expanding ``List`` and ``*List`` kinds; skip empty ones.
+
+    Items of a typed list (``NodeList``, ``PodList``...) that lack ``kind`` and
+    ``apiVersion``, as raw API responses have them, take them from the list.
+    """
     objects: list[KubeObject] = []
+    places: list[str] = []
     skipped: list[str] = []
     errors: list[FieldError | str] = []
 
-    def visit(doc: Any, where: str) -> None:
+    def visit(doc: Any, where: str, implied: tuple[str, str] | None) -> None:
         if doc is None:
             return
         if not isinstance(doc, dict):
-            errors.append(f"{where}: expected a Kubernetes object, got {_json_type(doc)}")
+            errors.append(
+                f"{where or 'document'}: expected a Kubernetes object, got {_json_type(doc)}"
+            )
             return
         kind = doc.get("kind")
+        if implied is not None and doc.get("kind") in (None, ""):
+            version = doc.get("apiVersion")
+            doc = {**doc, "kind": implied[1]}
+            if version in (None, ""):
+                doc["apiVersion"] = implied[0]
+            kind = implied[1]
         if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
             items = doc.get("items")
             if items is None:
                 return
             if not isinstance(items, list):
-                errors.append(f"{where}: items: expected array, got {_json_type(items)}")
+                errors.append(f"{_join(where, 'items')}: expected array, got {_json_type(items)}")
                 return
+            item_kind = _list_item_kind(kind)
             for index, item in enumerate(items):
-                visit(item, f"{where} items[{index}]")
+                visit(
+                    item,
+                    f"{where}items[{index}]" if not where else f"{where}.items[{index}]",
+                    item_kind,
+                )
             return
         try:
             obj = decode_object(doc, "")
         except DecodeError as exc:
             if where:
-                label = f"{where} ({_describe('', doc)})"
+                label = f"{where} ({describe_document(doc)})"
                 errors.extend(f"{label}: {e}" for e in exc.errors)
             else:
                 errors.extend(exc.errors)
             return
         if obj is None:
-            meta = doc.get("metadata")
-            name = meta.get("name", "") if isinstance(meta, dict) else ""
-            skipped.append(f"{doc.get('apiVersion')}/{kind} {name}".rstrip())
+            skipped.append(f"{doc.get('apiVersion')}/{kind} {_name_of(doc)}".rstrip())
         else:
             objects.append(obj)
+            places.append(where)
 
     for index, document in enumerate(documents):
-        visit(document, f"document {index + 1}" if len(documents) > 1 else "")
+        visit(document, f"document {index + 1}" if len(documents) > 1 else "", None)
     if errors:
         raise DecodeError(source, errors)
-    return Decoded(tuple(objects), tuple(skipped))
+    return Decoded(tuple(objects), tuple(skipped), tuple(places))
+
+
+def _name_of(doc: Mapping[str, Any]) -> str:
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 # -- workload controllers (read by the simulator) ---------------------------------------------
