@@ -258,3 +258,47 @@ def test_an_exec_credential_plugin_supplies_the_token(
     code, out, err = run("explain", "pending", "--kubeconfig", str(kubeconfig), "-o", "json")
     assert code == 0, err
     assert json.loads(out)["pod"] == f"{spread_story['namespace']}/pending"
+
+
+def test_simulate_starts_from_the_live_cluster_and_places_its_pending_pod(
+    spread_story, admin_kubeconfig, tmp_path
+) -> None:
+    namespace, nodes = spread_story["namespace"], spread_story["nodes"]
+    code, out, err = run(
+        "simulate", "--from-cluster", "--kubeconfig", str(admin_kubeconfig), "-o", "json"
+    )
+    assert code == 0, err
+    initial = json.loads(out)["steps"][0]
+    placed = {p["pod"]: p["node"] for p in initial["placements"]}
+    assert placed[f"{namespace}/pending"] in nodes[4:]
+
+
+def test_a_scenario_file_adds_its_steps_to_the_live_cluster(
+    spread_story, admin_kubeconfig, tmp_path
+) -> None:
+    namespace = spread_story["namespace"]
+    scenario = tmp_path / "story.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "topospread.dev/v1alpha1",
+                "kind": "Scenario",
+                "metadata": {"name": "live-story"},
+                "steps": [{"deletePods": {"names": ["web-0"], "namespace": namespace}}],
+            }
+        )
+    )
+    code, out, err = run(
+        "simulate",
+        str(scenario),
+        "--from-cluster",
+        "--kubeconfig",
+        str(admin_kubeconfig),
+        "-o",
+        "json",
+    )
+    assert code == 0, err
+    steps = json.loads(out)["steps"]
+    assert [s["kind"] for s in steps] == ["initial", "deletePods"]
+    deleted = [e["pod"] for e in steps[1]["events"] if e["kind"] == "deleted"]
+    assert deleted == [f"{namespace}/web-0"]

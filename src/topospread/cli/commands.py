@@ -14,7 +14,12 @@ from rich.console import Console
 
 from topospread import KUBERNETES_VERSION, __version__
 from topospread.cli import examples as bundled
-from topospread.cli.live import explain_live_pod, kube_options, snapshot_command
+from topospread.cli.live import (
+    explain_live_pod,
+    kube_options,
+    scenario_from_cluster,
+    snapshot_command,
+)
 from topospread.cli.render_explain import render_explanation
 from topospread.cli.render_html import render_html, write_html
 from topospread.cli.render_simulate import render_simulation
@@ -204,6 +209,18 @@ def examples_command() -> None:
     help="Also write a self-contained HTML report (pictures, skew chart) to FILE.",
 )
 @click.option("--list", "list_only", is_flag=True, help="List the bundled scenarios.")
+@click.option(
+    "--from-cluster",
+    "from_cluster",
+    is_flag=True,
+    help="Start from the live cluster of the kubeconfig context (read-only), with the "
+    "SCENARIO's steps if one is given.",
+)
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="Kubeconfig for --from-cluster (default: $KUBECONFIG, "
+              "~/.kube/config, in-cluster).")
+@click.option("--context", default=None, metavar="NAME",
+              help="Kubeconfig context for --from-cluster (default: current-context).")
 @_reports_errors
 def simulate_command(
     scenario: str | None,
@@ -212,16 +229,25 @@ def simulate_command(
     output: str,
     html_path: Path | None,
     list_only: bool,
+    from_cluster: bool,
+    kubeconfig: Path | None,
+    context: str | None,
 ) -> None:
     """Run a what-if SCENARIO (a file, or a bundled name; default: the story)."""
+    if (kubeconfig is not None or context is not None) and not from_cluster:
+        raise click.UsageError("--kubeconfig and --context go with --from-cluster")
     if list_only:
         if scenario is not None or html_path is not None:
             raise click.UsageError("--list takes no SCENARIO and no --html")
         for found in bundled.all_scenarios():
             click.echo(f"{found.name:32} {found.summary}")
         return
-    path = bundled.scenario_path(scenario or "story")
-    parsed = load_scenario(path)
+    if from_cluster:
+        parsed = scenario_from_cluster(
+            bundled.scenario_path(scenario) if scenario else None, kubeconfig, context
+        )
+    else:
+        parsed = load_scenario(bundled.scenario_path(scenario or "story"))
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal:
         # Piped or captured output: wide enough that the tables keep whole names.

@@ -18,10 +18,11 @@ from topospread.framework.config.types import SchedulerConfiguration
 
 if TYPE_CHECKING:
     from topospread.engine.explain import Explanation
+    from topospread.engine.sim.scenario import Scenario
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["explain_live_pod", "kube_options", "snapshot_command"]
+__all__ = ["explain_live_pod", "kube_options", "scenario_from_cluster", "snapshot_command"]
 
 
 def kube_options(command: F) -> F:
@@ -82,6 +83,19 @@ def explain_live_pod(
     pod, pod_notes = pod_to_schedule(item, f"{read.source}: pod {pod_namespace}/{name}")
     result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
     return result, [*read.notes, *pod_notes, *notes]
+
+
+def scenario_from_cluster(
+    scenario: Path | None, kubeconfig: Path | None, context: str | None
+) -> Scenario:
+    """A scenario starting from the live cluster (its own cluster section joins it)."""
+    from topospread.client.live import read_live
+    from topospread.io.scenarios import load_scenario
+
+    read = read_live(kubeconfig, context)
+    for note in read.notes:
+        click.echo(f"note: {note}", err=True)
+    return load_scenario(scenario, starting_objects=read.items, starting_source=read.source)
 
 
 @click.command("snapshot")
