@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs topospread with its CLI, test and lint dependencies, and builds the Go oracle
-# (upstream kube-scheduler, from the Go module proxy) that the differential tests use.
+# (upstream kube-scheduler, from the Go module proxy) that the differential tests use and
+# the control plane (upstream etcd and Kubernetes servers, likewise) that the live tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[cli,test,lint]'
@@ -19,5 +20,15 @@ if [ -f oracle/build.sh ]; then
     bash oracle/build.sh
   else
     echo "setup: go not found; the differential tests against upstream will be skipped" >&2
+  fi
+fi
+# The live tests' control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler at the oracle's Kubernetes release), into a version-keyed cache outside the
+# repository; a no-op when the cached binaries already report the pinned versions.
+if [ -f controlplane/build.sh ]; then
+  if command -v go >/dev/null 2>&1; then
+    bash controlplane/build.sh >/dev/null
+  else
+    echo "setup: go not found; the live tests against a real control plane will be skipped" >&2
   fi
 fi
