@@ -1,0 +1,157 @@
+"""``topospread lint`` end to end: the bundled examples, Helm output on stdin, SARIF, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from topospread.cli.commands import cli
+from topospread.engine.audit import RULES
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "src" / "topospread" / "examples"
+LINT = ROOT / "tests" / "data" / "lint"
+AUDIT = ROOT / "tests" / "data" / "audit"
+EXAMPLE_DIRS = sorted(p for p in EXAMPLES.iterdir() if (p / "pod.yaml").exists())
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_bundled_examples_lint_clean() -> None:
+    files = [str(p) for d in EXAMPLE_DIRS for p in (d / "pod.yaml", d / "cluster.yaml")]
+    code, out, err = run("lint", *files)
+    assert code == 0, out + err
+    assert "No findings." in out
+
+
+@pytest.mark.parametrize("example", EXAMPLE_DIRS, ids=lambda p: p.name)
+def test_each_example_pod_lints_against_its_own_cluster(example: Path) -> None:
+    code, out, err = run(
+        "lint", str(example / "pod.yaml"), "--cluster", str(example / "cluster.yaml"), "-o", "json"
+    )
+    assert code == 0, err
+    rules = [f["rule"] for f in json.loads(out)["findings"]]
+    # The min-domains example asks for more zones than its cluster has, on purpose.
+    assert rules == (["min-domains-shortfall"] if example.name == "min-domains" else [])
+
+
+def test_helm_output_on_stdin_is_linted_document_by_document() -> None:
+    text = (LINT / "helm-rendered.yaml").read_text(encoding="utf-8")
+    code, out, err = run("lint", "-", "-o", "json", stdin=text)
+    assert code == 1
+    assert "skipped v1/ServiceAccount release-shop" in err
+    document = json.loads(out)
+    assert document["checked"] == [
+        "Deployment/default/release-shop",
+        "Deployment/default/release-shop-worker",
+    ]
+    found = {(f["rule"], f["object"], f["source"], f["line"]) for f in document["findings"]}
+    assert found == {
+        ("missing-pod-template-hash", "Deployment/default/release-shop", "<stdin>", 30),
+        ("ghost-selector", "Deployment/default/release-shop-worker", "<stdin>", 66),
+    }
+    lines = text.splitlines()
+    assert lines[29] == "apiVersion: apps/v1"
+    assert lines[65] == "apiVersion: apps/v1"
+
+
+def test_sarif_is_a_valid_2_1_0_log_with_rules_and_locations() -> None:
+    code, out, _ = run("lint", str(LINT / "ghost-selector.yaml"), "--output", "sarif")
+    assert code == 1
+    log = json.loads(out)
+    assert log["version"] == "2.1.0"
+    assert log["$schema"].endswith("sarif-2.1.0.json")
+    (run_,) = log["runs"]
+    driver = run_["tool"]["driver"]
+    assert driver["name"] == "topospread"
+    assert [r["id"] for r in driver["rules"]] == list(RULES)
+    for rule in driver["rules"]:
+        assert rule["shortDescription"]["text"]
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
+    (result,) = run_["results"]
+    assert result["ruleId"] == "ghost-selector"
+    assert driver["rules"][result["ruleIndex"]]["id"] == "ghost-selector"
+    assert result["level"] == "error"
+    assert result["message"]["text"]
+    (location,) = result["locations"]
+    physical = location["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == str(LINT / "ghost-selector.yaml")
+    assert physical["region"]["startLine"] == 2
+    assert location["logicalLocations"][0]["fullyQualifiedName"] == (
+        "Deployment/shop/web:spec.template.spec.topologySpreadConstraints[0]"
+    )
+
+
+def test_sarif_of_a_clean_file_has_no_results() -> None:
+    code, out, _ = run("lint", str(LINT / "clean.yaml"), "-o", "sarif")
+    assert code == 0
+    assert json.loads(out)["runs"][0]["results"] == []
+
+
+def test_exit_codes_0_clean_1_findings_2_bad_input(tmp_path: Path) -> None:
+    assert run("lint", str(LINT / "clean.yaml"))[0] == 0
+    assert run("lint", str(LINT / "ghost-selector.yaml"))[0] == 1
+    assert run("lint", str(LINT / "no-template-hash.yaml"))[0] == 0
+    assert run("lint", str(LINT / "no-template-hash.yaml"), "--fail-on", "warning")[0] == 1
+    assert run("lint", str(LINT / "ghost-selector.yaml"), "--fail-on", "none")[0] == 0
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: Deployment\napiVersion: apps/v1\nspec: [\n", encoding="utf-8")
+    code, _, err = run("lint", str(broken))
+    assert code == 2
+    assert err.startswith(f"{broken}: invalid YAML at line")
+    assert run("lint", str(tmp_path / "missing.yaml"))[0] == 2
+
+
+def test_a_field_of_the_wrong_type_names_the_file_line_and_path(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: many\n",
+        encoding="utf-8",
+    )
+    code, _, err = run("lint", str(bad))
+    assert code == 2
+    assert err.strip() == (
+        f'{bad}:5: Deployment web: spec.replicas: Invalid value: "many": expected int32, got string'
+    )
+
+
+def test_api_validation_findings_use_the_api_servers_wording() -> None:
+    code, out, _ = run("lint", str(LINT / "invalid.yaml"), "-o", "json")
+    assert code == 1
+    messages = [f["message"] for f in json.loads(out)["findings"]]
+    assert (
+        "spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: "
+        "must be greater than zero"
+    ) in messages
+
+
+def test_domains_enable_the_domain_rules_and_bad_domains_are_bad_input() -> None:
+    manifest = str(LINT / "zone-and-hostname.yaml")
+    assert run("lint", manifest)[0] == 0
+    code, out, _ = run("lint", manifest, "--domains", "zone=3,hostname=4")
+    assert code == 1
+    assert "zone-hostname-conflict" in out
+    assert run("lint", manifest, "--domains", "zone=3,hostname=6")[0] == 0
+    code, _, err = run("lint", manifest, "--domains", "zone")
+    assert code == 2
+    assert "--domains" in err
+
+
+def test_a_cluster_file_enables_the_node_rules() -> None:
+    code, out, _ = run("lint", str(LINT / "clean.yaml"), "--cluster", str(AUDIT / "wedged.yaml"))
+    assert code == 1
+    assert "wedged-domain" in out
+
+
+def test_disable_and_ignore_comments_silence_rules() -> None:
+    assert run("lint", str(LINT / "ghost-selector.yaml"), "--disable", "ghost-selector")[0] == 0
+    code, out, _ = run("lint", str(LINT / "ignored.yaml"))
+    assert code == 0
+    assert "No findings." in out

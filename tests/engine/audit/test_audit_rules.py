@@ -1,0 +1,161 @@
+"""Every audit rule that needs the pods or the nodes fires on its fixture and stays quiet on
+a healthy one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from topospread.engine.audit import RULES, Scope, Severity, audit
+from topospread.io import load_configuration
+from topospread.io.manifests import load_audit_objects
+from topospread.model.objects import Deployment, Pod, ReplicaSet
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+AUDIT = DATA / "audit"
+HARD_DEFAULTS = DATA / "lint" / "hard-defaults-config.yaml"
+
+
+def rules_found(name: str, config: Path | None = None) -> dict[str, list]:
+    objects, _ = load_audit_objects([str(AUDIT / name)])
+    report = audit(objects, load_configuration(config))
+    found: dict[str, list] = {}
+    for finding in report.findings:
+        found.setdefault(finding.rule, []).append(finding)
+    return found
+
+
+FIRES = [
+    ("skew-over-max", "skewed.yaml", None),
+    ("pending-spread", "wedged.yaml", None),
+    ("pending-spread", "min-domains.yaml", None),
+    ("wedged-domain", "wedged.yaml", None),
+    ("min-domains-shortfall", "min-domains.yaml", None),
+    ("ghost-selector", "ghost.yaml", None),
+    ("missing-topology-key", "missing-key.yaml", None),
+    ("zone-hostname-conflict", "conflict.yaml", None),
+    ("defaults-invisible-to-autoscaler", "defaults.yaml", HARD_DEFAULTS),
+]
+QUIET = [
+    ("skew-over-max", "balanced.yaml", None),
+    ("pending-spread", "wedged-honor.yaml", None),
+    ("wedged-domain", "wedged-honor.yaml", None),
+    ("min-domains-shortfall", "balanced.yaml", None),
+    ("ghost-selector", "balanced.yaml", None),
+    ("missing-topology-key", "balanced.yaml", None),
+    ("zone-hostname-conflict", "balanced.yaml", None),
+    ("defaults-invisible-to-autoscaler", "defaults.yaml", None),
+]
+
+
+@pytest.mark.parametrize(("rule", "fixture", "config"), FIRES)
+def test_the_rule_fires_on_its_fixture(rule: str, fixture: str, config: Path | None) -> None:
+    assert rule in RULES
+    assert rule in rules_found(fixture, config)
+
+
+@pytest.mark.parametrize(("rule", "fixture", "config"), QUIET)
+def test_the_rule_stays_quiet_on_a_healthy_fixture(
+    rule: str, fixture: str, config: Path | None
+) -> None:
+    assert rule not in rules_found(fixture, config)
+
+
+def test_a_balanced_cluster_has_no_findings_at_all() -> None:
+    assert rules_found("balanced.yaml") == {}
+
+
+def test_skew_over_max_on_a_hard_constraint_is_an_error_with_the_numbers() -> None:
+    (finding,) = rules_found("skewed.yaml")["skew-over-max"]
+    assert finding.severity is Severity.ERROR
+    assert finding.ref == "Deployment/shop/web"
+    assert finding.field_path == "spec.template.spec.topologySpreadConstraints[0]"
+    assert "zone-a=3, zone-b=1, zone-c=1" in finding.message
+    assert "skew 2" in finding.message
+    assert "maxSkew 1" in finding.message
+
+
+def _soft(pod: Pod | None) -> Pod | None:
+    if pod is None:
+        return None
+    constraints = tuple(
+        replace(c, when_unsatisfiable="ScheduleAnyway") for c in pod.topology_spread_constraints
+    )
+    return replace(pod, topology_spread_constraints=constraints)
+
+
+def test_skew_over_max_on_a_soft_constraint_is_a_warning() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "skewed.yaml")])
+    soft = [
+        replace(o, template=_soft(o.template)) if isinstance(o, Deployment | ReplicaSet) else o
+        for o in objects
+    ]
+    (finding,) = audit(soft).findings
+    assert (finding.rule, finding.severity) == ("skew-over-max", Severity.WARNING)
+
+
+def test_the_wedge_names_the_cordoned_zone_and_the_fix() -> None:
+    (finding,) = rules_found("wedged.yaml")["wedged-domain"]
+    assert "zone zone-c: all 2 node(s) are cordoned" in finding.message
+    assert "nodeTaintsPolicy: Honor" in finding.fix
+
+
+def test_pending_because_of_spread_quotes_the_schedulers_message() -> None:
+    (finding,) = rules_found("min-domains.yaml")["pending-spread"]
+    assert finding.message.startswith("3 pod(s) Pending")
+    assert "6 node(s) didn't match pod topology spread constraints" in finding.message
+
+
+def test_min_domains_shortfall_is_an_error_when_the_replicas_cannot_fit() -> None:
+    (finding,) = rules_found("min-domains.yaml")["min-domains-shortfall"]
+    assert finding.severity is Severity.ERROR
+    assert "minDomains 4 but only 3 eligible zone domain(s)" in finding.message
+
+
+def test_findings_come_most_severe_first() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "missing-key.yaml"), str(AUDIT / "ghost.yaml")])
+    severities = [f.severity.rank for f in audit(objects).findings]
+    assert severities == sorted(severities)
+
+
+def test_a_daemonset_is_left_out_with_a_note() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "defaults.yaml")])
+    report = audit(objects)
+    assert all(w.kind != "DaemonSet" for w in report.workloads)
+    assert any("DaemonSet/ops/agent" in note for note in report.notes)
+
+
+def test_bare_pods_are_grouped_as_a_pod_workload() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "defaults.yaml")])
+    report = audit(objects)
+    assert [w.ref for w in report.workloads] == ["Deployment/shop/api", "Pod/ops/debug"]
+
+
+def test_scope_by_namespace_label_and_name() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "defaults.yaml")])
+    assert [
+        w.name for w in audit(objects, scope=Scope(namespaces=frozenset({"ops"}))).workloads
+    ] == ["debug"]
+    assert [
+        w.name for w in audit(objects, scope=Scope(kind="Deployment", name="api")).workloads
+    ] == ["api"]
+    assert audit(objects, scope=Scope(kind="StatefulSet", name="api")).workloads == ()
+
+
+def test_an_ignore_annotation_and_disabled_rules_silence_findings() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "skewed.yaml")])
+    assert audit(objects, disabled=frozenset({"skew-over-max"})).findings == ()
+    annotated = [
+        replace(
+            o,
+            metadata=replace(
+                o.metadata, annotations={"topospread.dev/ignore": "ghost-selector, skew-over-max"}
+            ),
+        )
+        if isinstance(o, Deployment)
+        else o
+        for o in objects
+    ]
+    assert audit(annotated).findings == ()

@@ -1,0 +1,143 @@
+"""Every lint rule fires on its manifest and stays quiet on a clean one; the API server's
+validation is reported in its own words, at the path in the workload."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from topospread.engine.audit import RULES, Severity, lint, parse_domains
+from topospread.io import load_cluster, load_configuration
+from topospread.io.manifests import load_lint_objects
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+LINT = DATA / "lint"
+AUDIT = DATA / "audit"
+HARD_DEFAULTS = LINT / "hard-defaults-config.yaml"
+
+
+def linted(
+    name: str, *, domains: str | None = None, cluster: str | None = None, config: Path | None = None
+) -> dict[str, list]:
+    items, _ = load_lint_objects([str(LINT / name)])
+    report = lint(
+        items,
+        load_configuration(config),
+        domains=parse_domains(domains) if domains else None,
+        cluster=load_cluster([AUDIT / cluster])[0] if cluster else None,
+    )
+    found: dict[str, list] = {}
+    for finding in report.findings:
+        found.setdefault(finding.rule, []).append(finding)
+    return found
+
+
+CASES = [
+    # rule, fires on, quiet on (file, domains, cluster, config)
+    ("api-validation", ("invalid.yaml",), ("clean.yaml",)),
+    ("missing-selector", ("missing-selector.yaml",), ("clean.yaml",)),
+    ("empty-selector", ("empty-selector.yaml",), ("clean.yaml",)),
+    ("ghost-selector", ("ghost-selector.yaml",), ("clean.yaml",)),
+    ("missing-pod-template-hash", ("no-template-hash.yaml",), ("recreate.yaml",)),
+    ("max-skew-never-binds", ("max-skew.yaml",), ("clean.yaml",)),
+    ("min-domains-shortfall", ("min-domains.yaml", "zone=3"), ("min-domains.yaml", "zone=5")),
+    (
+        "zone-hostname-conflict",
+        ("zone-and-hostname.yaml", "zone=3,hostname=4"),
+        ("zone-and-hostname.yaml", "zone=3,hostname=6"),
+    ),
+    (
+        "zone-hostname-conflict",
+        ("zone-and-hostname.yaml", None, "conflict.yaml"),
+        ("zone-and-hostname.yaml", None, "balanced.yaml"),
+    ),
+    ("wedged-domain", ("clean.yaml", None, "wedged.yaml"), ("clean.yaml", None, "balanced.yaml")),
+    (
+        "missing-topology-key",
+        ("clean.yaml", None, "missing-key.yaml"),
+        ("clean.yaml", None, "balanced.yaml"),
+    ),
+    (
+        "defaults-invisible-to-autoscaler",
+        ("no-constraints.yaml", None, None, HARD_DEFAULTS),
+        ("no-constraints.yaml",),
+    ),
+]
+
+
+def _run(case: tuple) -> dict[str, list]:
+    name, domains, cluster, config = (*case, None, None, None)[:4]
+    return linted(name, domains=domains, cluster=cluster, config=config)
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet"), CASES)
+def test_the_rule_fires_on_its_manifest(rule: str, fires: tuple, quiet: tuple) -> None:
+    assert rule in RULES
+    assert rule in _run(fires)
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet"), CASES)
+def test_the_rule_stays_quiet_on_a_clean_manifest(rule: str, fires: tuple, quiet: tuple) -> None:
+    assert rule not in _run(quiet)
+
+
+def test_every_rule_is_exercised_here_or_by_the_audit_fixtures() -> None:
+    needs_pods = {rule for rule, r in RULES.items() if r.needs == "pods"}
+    assert needs_pods == {"skew-over-max", "pending-spread"}
+    assert {rule for rule, *_ in CASES} | needs_pods == set(RULES)
+
+
+def test_a_clean_manifest_has_no_findings() -> None:
+    assert linted("clean.yaml") == {}
+    assert linted("clean.yaml", domains="zone=3,hostname=6") == {}
+
+
+def test_validation_speaks_the_api_servers_words_at_the_workloads_paths() -> None:
+    messages = [f.message for f in linted("invalid.yaml")["api-validation"]]
+    assert messages == [
+        "spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: "
+        "must be greater than zero",
+        "spec.template.spec.topologySpreadConstraints[1].minDomains: Invalid value: 2: "
+        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+    ]
+
+
+def test_a_cronjobs_findings_point_into_its_job_template() -> None:
+    (finding,) = linted("kinds.yaml")["missing-selector"]
+    assert finding.ref == "CronJob/batch/report"
+    assert finding.field_path == "spec.jobTemplate.spec.template.spec.topologySpreadConstraints[0]"
+    assert (finding.source, finding.line) == (str(LINT / "kinds.yaml"), 3)
+
+
+def test_every_kind_with_a_pod_template_is_checked_and_a_daemonset_is_skipped() -> None:
+    items, _ = load_lint_objects([str(LINT / "kinds.yaml")])
+    report = lint(items)
+    assert report.checked == (
+        "CronJob/batch/report",
+        "Job/batch/migrate",
+        "ReplicaSet/shop/cache",
+        "Pod/shop/probe",
+    )
+    assert any("DaemonSet/ops/agent" in note for note in report.notes)
+
+
+def test_an_ignore_comment_and_an_ignore_annotation_silence_the_ghost_selector() -> None:
+    assert linted("ignored.yaml") == {}
+
+
+def test_hard_problems_are_errors_and_rollout_hygiene_is_a_warning() -> None:
+    assert linted("ghost-selector.yaml")["ghost-selector"][0].severity is Severity.ERROR
+    hygiene = linted("no-template-hash.yaml")["missing-pod-template-hash"][0]
+    assert hygiene.severity is Severity.WARNING
+    assert "matchLabelKeys: [pod-template-hash]" in hygiene.fix
+
+
+def test_labelselector_empty_with_matchlabelkeys_is_rescued_by_admission() -> None:
+    items, _ = load_lint_objects([str(LINT / "empty-selector.yaml")])
+    (item,) = items
+    template = item.obj.template
+    constraint = replace(template.topology_spread_constraints[0], match_label_keys=("app",))
+    fixed = replace(item.obj, template=replace(template, topology_spread_constraints=(constraint,)))
+    assert lint([replace(item, obj=fixed)]).findings == ()
