@@ -302,3 +302,86 @@ def test_a_scenario_file_adds_its_steps_to_the_live_cluster(
     assert [s["kind"] for s in steps] == ["initial", "deletePods"]
     deleted = [e["pod"] for e in steps[1]["events"] if e["kind"] == "deleted"]
     assert deleted == [f"{namespace}/web-0"]
+
+
+def test_the_reader_cluster_role_grants_what_explain_needs_and_nothing_to_write(
+    spread_story, kube, control_plane, tmp_path
+) -> None:
+    namespace = spread_story["namespace"]
+    role = yaml.safe_load((ROOT / "deploy" / "rbac" / "reader.yaml").read_text())
+    role["metadata"]["name"] = f"topospread-reader-{spread_story['suffix']}"
+    kube.create(role)
+    account = f"reader-{spread_story['suffix']}"
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": account, "namespace": namespace},
+        }
+    )
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": role["metadata"]["name"]},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": role["metadata"]["name"],
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }
+    )
+    token = kube.token(account, namespace)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "reader",
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {
+                            "server": control_plane.server,
+                            "certificate-authority": str(control_plane.ca_file),
+                        },
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": token}}],
+                "contexts": [
+                    {
+                        "name": "reader",
+                        "context": {"cluster": "c", "user": "u", "namespace": namespace},
+                    }
+                ],
+            }
+        )
+    )
+    code, _, err = run("explain", "pending", "--kubeconfig", str(kubeconfig))
+    assert code == 0, err
+    code, _, err = run("snapshot", "-o", str(tmp_path / "s.yaml"), "--kubeconfig", str(kubeconfig))
+    assert code == 0, err
+    # The role cannot write: a Binding (what a scheduler would send) is refused.
+    reader = connect(kubeconfig)
+    try:
+        from topospread.client.transport import Request
+
+        response = reader.transport.send(
+            Request(
+                "POST",
+                f"/api/v1/namespaces/{namespace}/pods/pending/binding",
+                body=json.dumps(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Binding",
+                        "metadata": {"name": "pending"},
+                        "target": {"kind": "Node", "name": spread_story["nodes"][4]},
+                    }
+                ).encode(),
+            )
+        )
+    finally:
+        reader.close()
+    assert response.status == 403

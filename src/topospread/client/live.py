@@ -25,7 +25,7 @@ from topospread.client.source import (
     server_version,
     version_skew_note,
 )
-from topospread.errors import NotFound
+from topospread.errors import KubeconfigError, NotFound, go_quote
 
 __all__ = ["LiveRead", "parse_pod_reference", "read_live", "take_pod"]
 
@@ -56,10 +56,16 @@ def read_live(
     context: str | None = None,
     *,
     resources: Sequence[Resource] = SCHEDULER_RESOURCES,
-    page_size: int = DEFAULT_PAGE_SIZE,
+    page_size: int | None = None,
     connection: Connection | None = None,
 ) -> LiveRead:
-    """Connect (unless ``connection`` is given) and list ``resources`` cluster-wide."""
+    """Connect (unless ``connection`` is given) and list ``resources`` cluster-wide.
+
+    ``page_size`` is the list chunk size (kubectl's ``--chunk-size``): 500, or
+    ``$TOPOSPREAD_CHUNK_SIZE``.
+    """
+    if page_size is None:
+        page_size = _chunk_size_from_environment()
     own = connection is None
     conn = connection if connection is not None else connect(kubeconfig, context)
     try:
@@ -72,6 +78,18 @@ def read_live(
     return LiveRead(
         conn.server, conn.context, conn.namespace, version, read.items, tuple(notes), read.requests
     )
+
+
+def _chunk_size_from_environment() -> int:
+    raw = os.environ.get("TOPOSPREAD_CHUNK_SIZE", "")
+    if not raw:
+        return DEFAULT_PAGE_SIZE
+    if not raw.isdigit() or not 0 < int(raw) <= 1_000_000:
+        raise KubeconfigError(
+            f"TOPOSPREAD_CHUNK_SIZE: Invalid value: {go_quote(raw)}: "
+            "must be an integer between 1 and 1000000"
+        )
+    return int(raw)
 
 
 def parse_pod_reference(reference: str, namespace: str | None) -> tuple[str, str | None]:

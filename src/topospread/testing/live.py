@@ -27,6 +27,17 @@ _RESOURCES = {
     "Deployment": Resource("apps", "v1", "deployments", "Deployment"),
     "ReplicaSet": Resource("apps", "v1", "replicasets", "ReplicaSet"),
     "PodDisruptionBudget": Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+    "ServiceAccount": Resource("", "v1", "serviceaccounts", "ServiceAccount"),
+    "ClusterRole": Resource(
+        "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False
+    ),
+    "ClusterRoleBinding": Resource(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        namespaced=False,
+    ),
 }
 
 
@@ -56,6 +67,17 @@ class Kube:
                 "PATCH", path, {"status": obj["status"]}, "application/merge-patch+json"
             )
         return created
+
+    def token(self, service_account: str, namespace: str, seconds: int = 3600) -> str:
+        """A bound token for ``service_account`` from the TokenRequest API."""
+        path = _RESOURCES["ServiceAccount"].path(namespace, service_account) + "/token"
+        request = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": seconds},
+        }
+        answer = self._send("POST", path, request, "application/json")
+        return str(answer["status"]["token"])
 
     def patch(
         self, kind: str, name: str, patch: Mapping[str, Any], namespace: str = "default"

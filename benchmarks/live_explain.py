@@ -1,0 +1,167 @@
+"""Live ``topospread explain`` against a real API server holding a large cluster.
+
+Starts the test control plane (etcd + kube-apiserver of the pinned release, built by
+``bash controlplane/build.sh``), fills it with N nodes over 3 zones and M pods bound to them
+(shaped like scheduler_perf's topology pods: requests, labels, a zone spread constraint),
+adds one Pending pod, then times ``topospread explain NS/pending`` end to end as a user runs
+it (a fresh process: start, kubeconfig, lists in parallel, decoding, the cycle, output),
+repeated, reporting wall time, CPU time (user+sys) and peak RSS, min and median. The list
+page size is varied to show where the time goes. Writes its table into BENCHMARKS.md.
+
+    python benchmarks/live_explain.py                      # 5,000 nodes / 50,000 pods
+    python benchmarks/live_explain.py --nodes 500 --pods 5000 --repeat 1 --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from topospread.client.config import connect
+from topospread.testing.controlplane import ControlPlane
+from topospread.testing.live import Kube, node, pod
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK_START = "<!-- live-explain:start -->"
+MARK_END = "<!-- live-explain:end -->"
+ZONE_KEY = "topology.kubernetes.io/zone"
+
+
+def populate(kube: Kube, nodes: int, pods: int, workers: int) -> float:
+    started = time.monotonic()
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
+    names = [f"node-{i}" for i in range(nodes)]
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda i: kube.create(node(names[i], f"zone-{i % 3}")), range(nodes)))
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE_KEY,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
+
+    def bound(i: int) -> None:
+        kube.create(
+            pod(f"web-{i}", "bench", {"app": "web"}, node_name=names[i % nodes], spread=spread)
+        )
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(bound, range(pods)))
+    kube.create(pod("pending", "bench", {"app": "web"}, spread=spread))
+    return time.monotonic() - started
+
+
+def timed(args: list[str], env: dict[str, str]) -> dict[str, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    result = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *args], env=env, capture_output=True, text=True
+    )
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {result.stderr.strip()[-2000:]}")
+    peak_kib = int(result.stderr.strip().splitlines()[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "rss_mib": peak_kib / 1024, "out": len(result.stdout)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=50000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--page-sizes", default="500,5000")
+    parser.add_argument("--no-write", action="store_true")
+    options = parser.parse_args()
+
+    with ControlPlane(controller_manager=False) as plane:
+        connection = connect(plane.admin_kubeconfig)
+        kube = Kube(connection)
+        fill = populate(kube, options.nodes, options.pods, options.workers)
+        connection.close()
+        print(f"created {options.nodes:,} nodes and {options.pods + 1:,} pods in {fill:.0f} s")
+        rows: list[dict[str, Any]] = []
+        for page_size in [int(p) for p in options.page_sizes.split(",")]:
+            env = {**os.environ, "TOPOSPREAD_CHUNK_SIZE": str(page_size)}
+            command = [
+                sys.executable,
+                "-m",
+                "topospread.cli",
+                "explain",
+                "bench/pending",
+                "--kubeconfig",
+                str(plane.admin_kubeconfig),
+                "--output",
+                "json",
+            ]
+            runs = [timed(command, env) for _ in range(options.repeat)]
+            row = {
+                "page": page_size,
+                "wall_min": min(r["wall"] for r in runs),
+                "wall_median": statistics.median(r["wall"] for r in runs),
+                "cpu_min": min(r["cpu"] for r in runs),
+                "cpu_median": statistics.median(r["cpu"] for r in runs),
+                "rss": max(r["rss_mib"] for r in runs),
+            }
+            rows.append(row)
+            print(json.dumps(row))
+    if not options.no_write:
+        write(rows, options, fill)
+
+
+def write(rows: list[dict[str, Any]], options: argparse.Namespace, fill: float) -> None:
+    machine = (
+        f"{os.cpu_count()} vCPUs, {platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}"
+    )
+    lines = [
+        MARK_START,
+        "## Live explain against a real API server",
+        "",
+        f"`python benchmarks/live_explain.py --nodes {options.nodes} --pods {options.pods} "
+        f"--repeat {options.repeat}` ({machine}; etcd, kube-apiserver and topospread share "
+        "the machine). The cluster: "
+        f"{options.nodes:,} nodes in 3 zones, {options.pods:,} bound pods with a zone spread "
+        f"constraint, one Pending pod (created in {fill:.0f} s). Each run is a fresh "
+        "`topospread explain bench/pending --output json` process: kubeconfig, every list "
+        "(cluster-wide, in parallel, paginated), decoding, the scheduling cycle, output. "
+        "CPU is the process's user+sys time (the API server's own work is not in it).",
+        "",
+        "| list page size | wall min | wall median | CPU min | CPU median | peak RSS |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['page']:,} | {r['wall_min']:.1f} s | {r['wall_median']:.1f} s | "
+        f"{r['cpu_min']:.1f} s | {r['cpu_median']:.1f} s | {r['rss']:.0f} MiB |"
+        for r in rows
+    ]
+    lines.append(MARK_END)
+    section = "\n".join(lines)
+    path = ROOT / "BENCHMARKS.md"
+    text = path.read_text(encoding="utf-8")
+    if MARK_START in text and MARK_END in text:
+        head, _, rest = text.partition(MARK_START)
+        _, _, tail = rest.partition(MARK_END)
+        text = head + section + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
