@@ -134,7 +134,9 @@ def render_audit(report: AuditReport, console: Console) -> None:
                 if c.misplaced:
                     pods = ", ".join(f"{m.pod} ({m.domain})" for m in c.misplaced[:8])
                     more = f" and {len(c.misplaced) - 8} more" if len(c.misplaced) > 8 else ""
-                    console.print(Text(f"  over the limit: {pods}{more}", style="red"))
+                    console.print(
+                        Text(f"  in domains over globalMin + maxSkew: {pods}{more}", style="red")
+                    )
         for p in w.pending_pods:
             console.print(
                 Text.assemble(("  Pending ", "bold red"), f"{p.pod}: ", (p.message, "dim"))
@@ -284,7 +286,13 @@ def audit_html(report: AuditReport, title: str = "cluster audit") -> str:
         kubernetes_version=report.kubernetes_version,
         steps=(step,),
     )
-    page = render_html(result).replace("topospread simulate", "topospread audit")
+    # The simulate report draws steps; an audit is one picture of the cluster as it is.
+    page = (
+        render_html(result)
+        .replace("topospread simulate", "topospread audit")
+        .replace("Initial cluster", "Cluster now")
+        .replace("<div><dt>Seed</dt><dd>0</dd></div>", "")
+    )
     marker = '<main id="main">\n'
     return page.replace(marker, marker + _findings_html(report), 1)
 
