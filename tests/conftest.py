@@ -38,18 +38,23 @@ def _unavailable(reason: str) -> NoReturn:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "control_plane" in getattr(item, "fixturenames", ()):
+        if {"control_plane", "control_plane_binaries"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.cluster)
 
 
 @pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    """A running control plane (see :class:`topospread.testing.controlplane.ControlPlane`)."""
+def control_plane_binaries() -> Path:
+    """The directory of the control plane's binaries (for tests that start their own)."""
     try:
-        binaries = find_binaries()
+        return find_binaries()
     except ControlPlaneUnavailable as error:
         _unavailable(f"the control plane is unavailable: {error}")
-    with ControlPlane(binaries) as plane:
+
+
+@pytest.fixture(scope="session")
+def control_plane(control_plane_binaries: Path) -> Iterator[ControlPlane]:
+    """A running control plane (see :class:`topospread.testing.controlplane.ControlPlane`)."""
+    with ControlPlane(control_plane_binaries) as plane:
         yield plane
 
 

@@ -6,12 +6,14 @@ import json
 import os
 import re
 import shutil
+import socket
 import ssl
 import subprocess
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,13 +122,13 @@ def test_a_process_that_dies_at_start_is_reported_with_its_log(tmp_path: Path) -
 # -- the live control plane ----------------------------------------------------------------------
 
 
-def _get_json(plane: ControlPlane, path: str, token: str) -> dict[str, object]:
+def _get_json(plane: ControlPlane, path: str, token: str) -> dict[str, Any]:
     context = ssl.create_default_context(cafile=str(plane.ca_file))
     request = urllib.request.Request(
         plane.server + path, headers={"Authorization": f"Bearer {token}"}
     )
     with urllib.request.urlopen(request, timeout=10, context=context) as response:
-        answer: dict[str, object] = json.load(response)
+        answer: dict[str, Any] = json.load(response)
         return answer
 
 
@@ -257,3 +259,63 @@ def test_the_control_plane_is_fast_and_its_processes_run(control_plane: ControlP
     assert set(control_plane.pids) == {"etcd", "kube-apiserver", "kube-controller-manager"}
     for pid in control_plane.pids.values():
         os.kill(pid, 0)  # raises if the process is gone
+
+
+@pytest.mark.cluster
+def test_a_port_taken_before_the_server_binds_it_is_chosen_again(
+    control_plane_binaries: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from topospread.testing import controlplane
+
+    real = controlplane._free_ports
+    calls: list[list[int]] = []
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+
+        def first_etcd_port_taken(count: int) -> list[int]:
+            ports = real(count)
+            if not calls:
+                ports[0] = taken  # the etcd client port
+            calls.append(ports)
+            return ports
+
+        monkeypatch.setattr(controlplane, "_free_ports", first_etcd_port_taken)
+        with ControlPlane(control_plane_binaries, controller_manager=False) as plane:
+            assert len(calls) == 2
+            assert plane.etcd_url != f"http://127.0.0.1:{taken}"
+            assert set(plane.pids) == {"etcd", "kube-apiserver"}
+
+
+@pytest.mark.cluster
+def test_kube_scheduler_runs_on_request_and_binds_pods(control_plane_binaries: Path) -> None:
+    with ControlPlane(control_plane_binaries, controller_manager=False, scheduler=True) as plane:
+        token = plane.admin_token
+        _send(plane, "POST", "/api/v1/nodes", {"metadata": {"name": "n1"}}, token)
+        allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+        status = {"status": {"allocatable": allocatable, "capacity": allocatable}}
+        _send(plane, "PATCH", "/api/v1/nodes/n1/status", status, token)
+        pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        _send(plane, "POST", "/api/v1/namespaces/default/pods", pod, token)
+        deadline = time.monotonic() + 20
+        while True:
+            stored = _get_json(plane, "/api/v1/namespaces/default/pods/p", token)
+            node = stored["spec"].get("nodeName")
+            if node or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert node == "n1"
+
+
+def _send(plane: ControlPlane, method: str, path: str, body: object, token: str) -> None:
+    content_type = "application/merge-patch+json" if method == "PATCH" else "application/json"
+    request = urllib.request.Request(
+        plane.server + path,
+        method=method,
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": content_type},
+    )
+    context = ssl.create_default_context(cafile=str(plane.ca_file))
+    with urllib.request.urlopen(request, timeout=10, context=context) as response:
+        response.read()
