@@ -64,7 +64,7 @@ def _findings_table(findings: Sequence[Finding], console: Console, *, locations:
     table = Table(padding=(0, 1), show_lines=True)
     table.add_column("severity", no_wrap=True)
     table.add_column("rule", no_wrap=True)
-    table.add_column("object" if not locations else "where")
+    table.add_column("object" if not locations else "where", overflow="fold")
     table.add_column("finding")
     for f in findings:
         where = f"{f.ref}\n{f.field_path}"

@@ -165,3 +165,22 @@ def test_json_has_the_documented_shape() -> None:
     assert set(finding) >= {"rule", "severity", "object", "fieldPath", "message", "fix"}
     assert finding["object"] == "Deployment/shop/web"
     assert finding["fieldPath"] == "spec.template.spec.topologySpreadConstraints[0]"
+
+
+def test_a_statefulset_is_counted_for_the_revision_of_its_highest_ordinal() -> None:
+    report = audit(objects_of("statefulset-and-cronjob.yaml"), scope=Scope(kind="StatefulSet"))
+    (db,) = report.workloads
+    assert db.counted_from == "revision db-new"
+    assert db.constraints[0].report is not None
+    assert dict(db.constraints[0].report.domain_counts) == {"zone-a": 1, "zone-b": 0, "zone-c": 0}
+
+
+def test_cronjob_pods_are_matched_through_their_job_and_finished_pods_are_left_out() -> None:
+    report = audit(objects_of("statefulset-and-cronjob.yaml"), scope=Scope(kind="CronJob"))
+    (cron,) = report.workloads
+    assert (cron.ref, cron.pods, cron.replicas) == ("CronJob/data/report", 2, 2)
+    assert report.notes == ("pod data/report-29000000-ccccc is Succeeded: not counted",)
+    (finding,) = report.findings
+    assert finding.rule == "skew-over-max"
+    assert finding.field_path == "spec.jobTemplate.spec.template.spec.topologySpreadConstraints[0]"
+    assert "hostname counts node-a-1=2, node-a-2=0" in finding.message

@@ -465,7 +465,9 @@ def audit(
     snapshot = cluster.snapshot()
     frameworks = _frameworks(configuration, snapshot, cluster, features)
     workloads, notes = group_workloads(objs)
-    notes = [*notes, *(n for n in cluster.notes if "pending: not counted" not in n)]
+    notes = list(
+        dict.fromkeys([*notes, *(n for n in cluster.notes if "pending: not counted" not in n)])
+    )
     audited: list[WorkloadAudit] = []
     findings: list[Finding] = []
     for w in workloads:

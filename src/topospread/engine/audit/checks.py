@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 _MAX_NAMES: Final = 5
+_MAX_DOMAINS_LISTED: Final = 8
 _SHORT_KEYS: Final = {
     "topology.kubernetes.io/zone": "zone",
     "kubernetes.io/hostname": "hostname",
@@ -480,6 +481,9 @@ def pod_rules(ctx: RuleContext) -> Iterator[Finding]:
         ceiling = report.global_min + report.max_skew
         over = {d: n - ceiling for d, n in report.domain_counts.items() if n > ceiling}
         counts = ", ".join(f"{d}={n}" for d, n in report.domain_counts.items())
+        if len(report.domain_counts) > _MAX_DOMAINS_LISTED:
+            values = report.domain_counts.values()
+            counts = f"{len(values)} domains with {min(values)}..{max(values)} pods"
         where = ", ".join(f"{n} in {d}" for d, n in over.items())
         yield ctx.finding(
             "skew-over-max",
