@@ -151,3 +151,10 @@ def test_a_missing_file_an_unknown_rule_and_no_cluster_are_bad_input() -> None:
     assert code == 2
     assert "unknown rule(s) nope" in err
     assert run("audit")[0] == 2
+
+
+def test_a_capture_piped_on_stdin_is_audited() -> None:
+    text = (AUDIT / "skewed.yaml").read_text(encoding="utf-8")
+    result = CliRunner().invoke(cli, ["audit", "--cluster", "-", "-o", "json"], input=text)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["findings"][0]["rule"] == "skew-over-max"

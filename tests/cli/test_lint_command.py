@@ -101,10 +101,14 @@ def test_exit_codes_0_clean_1_findings_2_bad_input(tmp_path: Path) -> None:
     assert run("lint", str(LINT / "no-template-hash.yaml"), "--fail-on", "warning")[0] == 1
     assert run("lint", str(LINT / "ghost-selector.yaml"), "--fail-on", "none")[0] == 0
     broken = tmp_path / "broken.yaml"
-    broken.write_text("kind: Deployment\napiVersion: apps/v1\nspec: [\n", encoding="utf-8")
+    broken.write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n"
+        "kind: Deployment\napiVersion: apps/v1\nspec: [a\nmetadata: {}\n",
+        encoding="utf-8",
+    )
     code, _, err = run("lint", str(broken))
     assert code == 2
-    assert err.startswith(f"{broken}: invalid YAML at line")
+    assert err.strip() == f"{broken}: yaml: line 8: did not find expected ',' or ']'"
     assert run("lint", str(tmp_path / "missing.yaml"))[0] == 2
 
 

@@ -1,26 +1,26 @@
 """Read manifests for ``audit`` and ``lint``: files or standard input, document by document.
 
-Each YAML document is parsed on its own so that a finding can name the line its object
-starts on and ``# topospread:ignore RULE`` comments apply to the document they are in.
-JSON files (``kubectl get -o json``) are one document. Every problem is an
-:class:`~topospread.errors.InputError` naming the file; nothing here prints.
+Bytes are read by :func:`topospread.io.reader.read_input` (regular files and ``-``, size
+capped) and parsed by :func:`topospread.io.loader.parse_documents` (YAML as kubectl reads
+it), one YAML document at a time, so that a finding can name the line its object starts
+on and ``# topospread:ignore RULE`` comments apply to the document they are in. Documents
+are split as ``YAMLReader`` splits them: a line starting with ``---``, followed by nothing
+but a comment. A JSON file is one document (or a top-level array of them). Every problem
+is an :class:`~topospread.errors.InputError` naming the file; nothing here prints.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 from typing import Any
-
-import yaml
 
 from topospread.engine.audit import RULES, LintObject, ignored_in_text, validation_errors
 from topospread.errors import DecodeError, FieldError, InputError, ValidationError
-from topospread.io.loader import load_documents
+from topospread.io.loader import parse_documents
+from topospread.io.reader import display_name, read_input
 from topospread.model.objects import (
     Namespace,
     Node,
@@ -33,84 +33,71 @@ from topospread.model.workloads import ManifestObject, decode_manifests
 
 __all__ = ["Document", "load_audit_objects", "load_lint_objects", "read_documents"]
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$")
-STDIN = "-"
+_SEPARATOR = re.compile(rb"^---(.*)$")
+_LINE = re.compile(r"\bline (\d+)")
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """One YAML/JSON document of a file."""
+    """One YAML/JSON document of an input."""
 
     source: str
     line: int
-    """1-based line where the document's text starts."""
+    """1-based line where the document's content starts."""
     text: str
     data: Any
 
 
-def _read(path: str) -> str:
-    if path == STDIN:
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DecodeError(path, message="no such file") from None
-    except IsADirectoryError:
-        raise DecodeError(path, message="is a directory, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise DecodeError(path, message=f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise DecodeError(path, message=exc.strerror or str(exc)) from None
-
-
-def _chunks(text: str) -> list[tuple[int, str]]:
-    # YAML documents: split at "---" lines (a block scalar's content is indented, so a
-    # separator at column 0 always ends the document).
-    chunks: list[tuple[int, str]] = []
-    start, lines = 1, list[str]()
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        if _SEPARATOR.match(line.rstrip("\r\n")):
-            chunks.append((start, "".join(lines)))
-            start, lines = number + 1, []
-        else:
+def _pieces(data: bytes, source: str) -> list[tuple[int, bytes]]:
+    pieces: list[tuple[int, bytes]] = []
+    start, lines = 1, list[bytes]()
+    for number, line in enumerate(data.splitlines(keepends=True), start=1):
+        match = _SEPARATOR.match(line.rstrip(b"\r\n"))
+        if match is None:
             lines.append(line)
-    chunks.append((start, "".join(lines)))
-    return chunks
+            continue
+        rest = match.group(1).strip()
+        if rest and not rest.startswith(b"#"):
+            text = rest[:60].decode("utf-8", errors="replace")
+            raise DecodeError(
+                f"{source}:{number}", message=f"invalid Yaml document separator: {text}"
+            )
+        pieces.append((start, b"".join(lines)))
+        start, lines = number + 1, []
+    pieces.append((start, b"".join(lines)))
+    return pieces
 
 
 def _first_content_line(start: int, text: str) -> int:
     for offset, line in enumerate(text.splitlines()):
         stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped != "...":
+        if stripped and not stripped.startswith("#"):
             return start + offset
     return start
 
 
+def _shifted(offset: int, match: re.Match[str]) -> str:
+    return f"line {offset + int(match.group(1))}"
+
+
 def read_documents(path: str) -> list[Document]:
-    """Every document of ``path`` (``-``: standard input), with its line and text."""
-    text = _read(path)
-    name = "<stdin>" if path == STDIN else path
-    if text.lstrip().startswith(("{", "[")):
+    """Every non-empty document of ``path`` (``-``: standard input), with its line and text."""
+    data = read_input(path)
+    source = display_name(path)
+    if data.lstrip()[:1] in (b"{", b"["):
+        text = data.decode("utf-8", errors="replace")
+        return [Document(source, 1, text, doc) for doc in parse_documents(data, source)]
+    documents: list[Document] = []
+    for start, piece in _pieces(data, source):
+        text = piece.decode("utf-8", errors="replace")
+        line = _first_content_line(start, text)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DecodeError(
-                name, message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-            ) from None
-        items = data if isinstance(data, list) else [data]
-        return [Document(name, 1, text, item) for item in items]
-    documents = []
-    for start, chunk in _chunks(text):
-        try:
-            data = yaml.load(chunk, Loader=_Loader)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {start + mark.line} column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise DecodeError(name, message=f"invalid YAML{where}: {problem}") from None
-        if data is not None:
-            documents.append(Document(name, _first_content_line(start, chunk), chunk, data))
+            parsed = parse_documents(piece, source)
+        except DecodeError as exc:
+            # The parser counts lines from the document's start; name the file's line.
+            message = _LINE.sub(partial(_shifted, start - 1), exc.message, 1)
+            raise DecodeError(source, message=message) from None
+        documents.extend(Document(source, line, text, doc) for doc in parsed if doc is not None)
     return documents
 
 
@@ -160,12 +147,12 @@ def _problems(obj: ManifestObject) -> list[FieldError]:
 
 
 def load_audit_objects(paths: Iterable[str]) -> tuple[list[ManifestObject], list[str]]:
-    """Objects of cluster captures for ``audit --cluster``, validated as the API server
-    stored them; also notes on skipped kinds."""
+    """Objects of cluster captures for ``audit --cluster`` (``-``: standard input),
+    validated as the API server stored them; also notes on skipped kinds."""
     objects: list[ManifestObject] = []
     notes: list[str] = []
     for path in paths:
-        decoded = decode_manifests(load_documents(path), str(path))
+        decoded = decode_manifests([d.data for d in read_documents(path)], display_name(path))
         problems: list[FieldError | str] = []
         for _, obj in decoded.objects:
             meta = obj.metadata
@@ -175,6 +162,6 @@ def load_audit_objects(paths: Iterable[str]) -> tuple[list[ManifestObject], list
             problems.extend(f"{label}: {e}" for e in _problems(obj))
             objects.append(obj)
         if problems:
-            raise ValidationError(str(path), problems)
+            raise ValidationError(display_name(path), problems)
         notes.extend(f"{path}: skipped {s} (kind not audited)" for s in decoded.skipped)
     return objects, notes
