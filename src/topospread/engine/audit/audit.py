@@ -57,7 +57,7 @@ from topospread.model.validation import validate_pod, validate_pod_template, val
 from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
-from topospread.plugins.podtopologyspread.common import SelectorError
+from topospread.plugins.podtopologyspread.common import Constraint, SelectorError
 from topospread.plugins.podtopologyspread.filtering import compute_pre_filter_state
 from topospread.plugins.registry import in_tree_registry
 
@@ -204,17 +204,18 @@ def count_constraints(
     pod: Pod,
     snapshot: Snapshot | None,
     features: Features = Features(),
-) -> tuple[tuple[ConstraintReport | None, ...], tuple[ConstraintReport | None, ...]]:
-    """Hard and soft constraints of ``pod`` as the plugin parses them, counted over
-    ``snapshot`` by ``compute_pre_filter_state`` (None entries without a snapshot).
+) -> list[tuple[str, Constraint, ConstraintReport | None]]:
+    """The hard then the soft constraints of ``pod`` as the plugin parses them (its own, or
+    the defaults), each counted over ``snapshot`` by ``compute_pre_filter_state`` — the
+    PreFilter counting — or None without a snapshot.
 
     Raises :class:`SelectorError` for a selector the plugin cannot convert.
     """
-    result: list[tuple[ConstraintReport | None, ...]] = []
+    result: list[tuple[str, Constraint, ConstraintReport | None]] = []
     for action in (_DO_NOT_SCHEDULE, _SCHEDULE_ANYWAY):
         constraints = plugin.constraints_for(pod, action)
         if snapshot is None or not constraints:
-            result.append(tuple(None for _ in constraints))
+            result.extend((action, c, None) for c in constraints)
             continue
         state = compute_pre_filter_state(
             pod,
@@ -224,25 +225,22 @@ def count_constraints(
             comparison_operators=features.enable_taint_toleration_comparison_operators,
             snapshot=snapshot,
         )
-        reports: list[ConstraintReport | None] = []
         for index, c in enumerate(constraints):
             counts = state.tp_value_to_match_num[index]
             global_min = state.min_match_num(index) if counts else 0
-            reports.append(
-                ConstraintReport(
-                    topology_key=c.topology_key,
-                    when_unsatisfiable=action,
-                    max_skew=c.max_skew,
-                    min_domains=c.min_domains,
-                    selector=str(c.selector),
-                    domain_counts=dict(sorted(counts.items())),
-                    global_min=global_min,
-                    skew=(max(counts.values()) - global_min) if counts else 0,
-                    min_domains_shortfall=max(0, c.min_domains - len(counts)),
-                )
+            report = ConstraintReport(
+                topology_key=c.topology_key,
+                when_unsatisfiable=action,
+                max_skew=c.max_skew,
+                min_domains=c.min_domains,
+                selector=str(c.selector),
+                domain_counts=dict(sorted(counts.items())),
+                global_min=global_min,
+                skew=(max(counts.values()) - global_min) if counts else 0,
+                min_domains_shortfall=max(0, c.min_domains - len(counts)),
             )
-        result.append(tuple(reports))
-    return result[0], result[1]
+            result.append((action, c, report))
+    return result
 
 
 def _frameworks(
@@ -272,9 +270,81 @@ def _misplaced(
 
 
 @dataclass
-class _Inspection:
-    audit: WorkloadAudit
-    findings: list[Finding] = field(default_factory=list)
+class _Effective:
+    """A workload's effective constraints and where they come from."""
+
+    constraints: list[ConstraintAudit] = field(default_factory=list)
+    source: str = "none"
+    system_defaults: bool = False
+    hard_defaults: tuple[TopologySpreadConstraint, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def _effective(
+    w: Workload,
+    plugin: PodTopologySpread,
+    pod: Pod,
+    snapshot: Snapshot | None,
+    nodes: tuple[Node, ...] | None,
+    features: Features,
+    *,
+    audit_pods: bool,
+) -> _Effective:
+    result = _Effective()
+    try:
+        counted = count_constraints(plugin, pod, snapshot, features)
+    except (SelectorError, ValueError) as exc:
+        result.notes.append(f"constraints cannot be parsed: {exc}")
+        counted = []
+    own = bool(pod.topology_spread_constraints)
+    # Rules read the constraints as written (before admission merged matchLabelKeys);
+    # the plugin keeps their order, so the k-th constraint of an action is the k-th
+    # written one with that whenUnsatisfiable.
+    if own:
+        written_pod = w.written or w.template or pod
+        written = written_pod.topology_spread_constraints
+        if len(written) != len(pod.topology_spread_constraints):
+            written = pod.topology_spread_constraints
+        prefix = f"{w.pod_spec_path}.topologySpreadConstraints"
+    else:
+        written = plugin.default_constraints
+        result.system_defaults = plugin.system_defaulted
+        prefix = (
+            "(System default constraints)"
+            if plugin.system_defaulted
+            else "pluginConfig[PodTopologySpread].args.defaultConstraints"
+        )
+    indices = {
+        action: iter([i for i, c in enumerate(written) if c.when_unsatisfiable == action])
+        for action in (_DO_NOT_SCHEDULE, _SCHEDULE_ANYWAY)
+    }
+    node_map = {n.name: n for n in nodes or ()}
+    for action, constraint, report in counted:
+        index = next(indices[action])
+        misplaced: tuple[MisplacedPod, ...] = ()
+        if audit_pods and report is not None and not report.satisfied:
+            misplaced = _misplaced(w, report, constraint.selector, node_map)
+        result.constraints.append(
+            ConstraintAudit(
+                f"{prefix}[{index}]",
+                written[index],
+                constraint,
+                action == _DO_NOT_SCHEDULE,
+                report,
+                misplaced,
+            )
+        )
+    if result.constraints:
+        result.source = "pod" if own else "defaults"
+    # Hard List defaults matter to autoscalers when they apply: in a cluster, when the
+    # plugin derived a selector for the pod; in a manifest, for any controller's pods
+    # (their controller's selector is known at run time).
+    applies = result.source == "defaults" or (not audit_pods and w.kind != "Pod")
+    if not own and not plugin.system_defaulted and applies:
+        result.hard_defaults = tuple(
+            c for c in plugin.default_constraints if c.when_unsatisfiable == _DO_NOT_SCHEDULE
+        )
+    return result
 
 
 def _inspect(
@@ -287,85 +357,23 @@ def _inspect(
     domain_sizes: Mapping[str, int],
     pending: Sequence[PendingReport],
     audit_pods: bool,
-) -> _Inspection:
+) -> tuple[WorkloadAudit, list[Finding]]:
     pod = w.counted
-    notes: list[str] = []
-    constraints: list[ConstraintAudit] = []
-    source = "none"
-    system_defaults = False
-    hard_defaults: tuple[TopologySpreadConstraint, ...] = ()
+    effective = _Effective()
     framework = frameworks.get(pod.scheduler_name) if pod is not None else None
     plugin = framework.plugin(names.POD_TOPOLOGY_SPREAD) if framework is not None else None
     if pod is not None and framework is None:
-        notes.append(f'no scheduler profile is named "{pod.scheduler_name}": not counted')
+        effective.notes.append(f'no scheduler profile is named "{pod.scheduler_name}": not counted')
     if pod is not None and isinstance(plugin, PodTopologySpread):
-        try:
-            hard, soft = count_constraints(plugin, pod, snapshot, features)
-            parsed = (
-                plugin.constraints_for(pod, _DO_NOT_SCHEDULE),
-                plugin.constraints_for(pod, _SCHEDULE_ANYWAY),
-            )
-        except (SelectorError, ValueError) as exc:
-            notes.append(f"constraints cannot be parsed: {exc}")
-            hard, soft, parsed = (), (), ((), ())
-        own = bool(pod.topology_spread_constraints)
-        as_written = w.written or w.template or pod
-        written = (
-            as_written.topology_spread_constraints
-            if own
-            and len(as_written.topology_spread_constraints) == len(pod.topology_spread_constraints)
-            else pod.topology_spread_constraints
-            if own
-            else plugin.default_constraints
-        )
-        system_defaults = not own and plugin.system_defaulted
-        prefix = (
-            f"{w.pod_spec_path}.topologySpreadConstraints"
-            if own
-            else (
-                "(System default constraints)"
-                if system_defaults
-                else "pluginConfig[PodTopologySpread].args.defaultConstraints"
-            )
-        )
-        node_map = {n.name: n for n in nodes or ()}
-        for action, reports, parsed_list in (
-            (_DO_NOT_SCHEDULE, hard, parsed[0]),
-            (_SCHEDULE_ANYWAY, soft, parsed[1]),
-        ):
-            indices = [i for i, c in enumerate(written) if c.when_unsatisfiable == action]
-            for index, report, constraint in zip(indices, reports, parsed_list, strict=False):
-                misplaced: tuple[MisplacedPod, ...] = ()
-                if report is not None and not report.satisfied and audit_pods:
-                    misplaced = _misplaced(w, report, constraint.selector, node_map)
-                constraints.append(
-                    ConstraintAudit(
-                        f"{prefix}[{index}]",
-                        written[index],
-                        constraint,
-                        action == _DO_NOT_SCHEDULE,
-                        report,
-                        misplaced,
-                    )
-                )
-        if constraints:
-            source = "pod" if own else "defaults"
-        if not own and not plugin.system_defaulted:
-            hard_defaults = tuple(
-                c for c in plugin.default_constraints if c.when_unsatisfiable == _DO_NOT_SCHEDULE
-            )
-            # A manifest's controller pods get the controller's selector at run time, so
-            # List defaults apply to them even when no Service is known here.
-            if not (source == "defaults" or (not audit_pods and w.kind != "Pod")):
-                hard_defaults = ()
+        effective = _effective(w, plugin, pod, snapshot, nodes, features, audit_pods=audit_pods)
     ctx = RuleContext(
         w,
-        tuple(constraints),
-        source,
+        tuple(effective.constraints),
+        effective.source,
         nodes,
         domain_sizes,
-        system_defaults,
-        hard_defaults,
+        effective.system_defaults,
+        effective.hard_defaults,
         tuple((p.pod, p.message) for p in pending),
         features.enable_taint_toleration_comparison_operators,
     )
@@ -379,13 +387,13 @@ def _inspect(
         w.replicas,
         len(w.pods),
         len(w.pending),
-        source,
+        effective.source,
         w.counted_from,
-        tuple(constraints),
+        tuple(effective.constraints),
         tuple(pending),
-        tuple(notes),
+        tuple(effective.notes),
     )
-    return _Inspection(result, findings)
+    return result, findings
 
 
 def _pending_reports(
@@ -474,7 +482,7 @@ def audit(
         if not scope.includes(w):
             continue
         pending, pending_notes = _pending_reports(w, cluster, configuration, features)
-        inspection = _inspect(
+        a, found = _inspect(
             w,
             frameworks,
             snapshot,
@@ -484,12 +492,11 @@ def audit(
             pending=pending,
             audit_pods=True,
         )
-        a = inspection.audit
         if pending_notes:
             a = replace(a, notes=(*a.notes, *pending_notes))
         audited.append(a)
         ignored = annotation_ignores(w.metadata.annotations)
-        findings.extend(f for f in inspection.findings if _keep(f, ignored, disabled))
+        findings.extend(f for f in found if _keep(f, ignored, disabled))
     return AuditReport(
         tuple(audited),
         tuple(rank_findings(findings)),
@@ -611,7 +618,7 @@ def lint(
                     domain_sizes=domains or {},
                     pending=(),
                     audit_pods=False,
-                ).findings
+                )[1]
             )
         findings.extend(
             Finding(

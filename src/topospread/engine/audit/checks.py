@@ -406,7 +406,13 @@ def node_rules(ctx: RuleContext) -> Iterator[Finding]:
     if ctx.nodes is None or pod is None or not ctx.constraints:
         return
     required = required_node_affinity(pod)
-    candidates = [n for n in ctx.nodes if required.match(n)]
+    # Nodes the pods could otherwise run on: matching their node selection, not cordoned,
+    # no untolerated NoSchedule/NoExecute taint (control-plane nodes are not news).
+    candidates = [
+        n
+        for n in ctx.nodes
+        if required.match(n) and _blocked(n, pod, ctx.comparison_operators) is None
+    ]
     seen: set[str] = set()
     for c in ctx.constraints if not ctx.system_defaults else ():
         key = c.constraint.topology_key
