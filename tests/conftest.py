@@ -16,14 +16,13 @@ import os
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 import pytest
 
+from topospread.client.config import connect
 from topospread.testing.controlplane import ControlPlane, ControlPlaneUnavailable, find_binaries
-
-if TYPE_CHECKING:
-    import lightkube
+from topospread.testing.live import Kube
 
 
 def control_plane_required() -> bool:
@@ -77,23 +76,15 @@ def reader_kubeconfig(control_plane: ControlPlane) -> Path:
 
 
 @pytest.fixture(scope="session")
-def kube_admin(admin_kubeconfig: Path) -> Iterator[lightkube.Client]:
-    """An admin ``lightkube.Client`` for creating the objects a test needs.
+def kube(admin_kubeconfig: Path) -> Iterator[Kube]:
+    """An admin :class:`~topospread.testing.live.Kube` for creating the objects a test needs.
 
-    lightkube fails to parse the answer to a pods/binding create ("Object missing required
-    field 'target'") although the bind succeeded: bind with a raw request, or catch that.
-    Watches take ``server_timeout=``.
+    Writes go through topospread's own transport (no second client library). The Binding
+    subresource answers with a Status, not the object: check the status code.
     """
-    try:
-        import lightkube
-    except ImportError as error:
-        _unavailable(f"lightkube is not installed ({error}); pip install -e '.[test]'")
-    # trust_env=False: a proxy from the environment must not carry loopback traffic.
-    client = lightkube.Client(
-        lightkube.KubeConfig.from_file(admin_kubeconfig), trust_env=False, field_manager="tests"
-    )
-    yield client
-    client.close()
+    connection = connect(admin_kubeconfig)
+    yield Kube(connection)
+    connection.close()
 
 
 @pytest.fixture

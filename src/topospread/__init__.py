@@ -7,7 +7,7 @@ runtime, configuration) → ``plugins`` → ``engine`` (explain, simulate) → e
 """
 
 import importlib as _importlib
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 from topospread.errors import (
@@ -20,7 +20,7 @@ from topospread.errors import (
     ValidationError,
 )
 
-if _TYPE_CHECKING:
+if TYPE_CHECKING:
     from topospread.api import (
         Cluster,
         Explanation,
@@ -36,6 +36,8 @@ if _TYPE_CHECKING:
         read_cluster,
         simulate,
     )
+
+del TYPE_CHECKING  # not a public name of the package
 
 KUBERNETES_VERSION = "v1.37.1"
 """The upstream kube-scheduler release topospread is faithful to (the oracle's go.mod pins it)."""

@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 
 import topospread
+from topospread.client.config import connect
+from topospread.client.source import PODS, read_resources
+from topospread.errors import Forbidden
 from topospread.testing.controlplane import (
     ETCD_VERSION,
     READER_USER,
@@ -27,6 +30,7 @@ from topospread.testing.controlplane import (
     binaries_dir,
     find_binaries,
 )
+from topospread.testing.live import Kube
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE_GO_MOD = ROOT / "oracle" / "go.mod"
@@ -144,28 +148,22 @@ def test_the_api_server_is_the_pinned_release(control_plane: ControlPlane) -> No
 
 @pytest.mark.cluster
 def test_the_admin_creates_nodes_that_stay_untainted_and_spread_pods(
-    kube_admin, unique_name: Callable[[str], str]
+    kube: Kube, unique_name: Callable[[str], str]
 ) -> None:
-    from lightkube.models.core_v1 import NodeSpec, PodSpec
-    from lightkube.models.meta_v1 import ObjectMeta
-    from lightkube.resources.core_v1 import Node, Pod
-
     node_name = unique_name("node")
-    kube_admin.create(
-        Node(
-            metadata=ObjectMeta(name=node_name, labels={"topology.kubernetes.io/zone": "zone-a"}),
-            spec=NodeSpec(),
-        )
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": node_name, "labels": {"topology.kubernetes.io/zone": "zone-a"}},
+            # A Node's status is dropped on create: Kube writes it through the status
+            # subresource.
+            "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+        }
     )
-    # A Node's status is dropped on create: it is written through the status subresource.
-    kube_admin.patch(
-        Node.Status,
-        node_name,
-        {"status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}},
-    )
-    node = kube_admin.get(Node, node_name)
-    assert node.spec.taints is None  # no TaintNodesByCondition, no node-lifecycle controller
-    assert node.status.allocatable == {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    node = kube.get("Node", node_name)
+    assert "taints" not in node["spec"]  # no TaintNodesByCondition, no node-lifecycle controller
+    assert node["status"]["allocatable"] == {"cpu": "4", "memory": "16Gi", "pods": "110"}
 
     pod_name = unique_name("web")
     constraint = {
@@ -178,78 +176,66 @@ def test_the_admin_creates_nodes_that_stay_untainted_and_spread_pods(
         "nodeAffinityPolicy": "Honor",
         "nodeTaintsPolicy": "Ignore",
     }
-    kube_admin.create(
-        Pod.from_dict(
-            {
-                "metadata": {"name": pod_name, "labels": {"app": pod_name}},
-                "spec": {
-                    "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
-                    "topologySpreadConstraints": [constraint],
-                },
-            }
-        ),
-        namespace="default",
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod_name, "namespace": "default", "labels": {"app": pod_name}},
+            "spec": {
+                "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+                "topologySpreadConstraints": [constraint],
+            },
+        }
     )
-    pod = kube_admin.get(Pod, pod_name, namespace="default")
-    assert isinstance(pod.spec, PodSpec)
-    (stored,) = pod.spec.topologySpreadConstraints
-    assert stored.to_dict() == constraint
-    assert pod.spec.nodeName is None  # no scheduler runs
+    pod = kube.get("Pod", pod_name)
+    (stored,) = pod["spec"]["topologySpreadConstraints"]
+    assert stored == constraint
+    assert "nodeName" not in pod["spec"]  # no scheduler runs
 
 
 @pytest.mark.cluster
 def test_the_reader_token_is_forbidden_to_list_pods(reader_kubeconfig: Path) -> None:
-    import lightkube
-    from lightkube.resources.core_v1 import Pod
-
-    reader = lightkube.Client(lightkube.KubeConfig.from_file(reader_kubeconfig), trust_env=False)
+    reader = connect(reader_kubeconfig)
     try:
-        with pytest.raises(lightkube.ApiError) as raised:
-            list(reader.list(Pod, namespace="default"))
+        with pytest.raises(Forbidden) as raised:
+            read_resources(reader.transport, [PODS])
     finally:
         reader.close()
-    assert raised.value.status.code == 403
-    assert f'User "{READER_USER}" cannot list resource "pods"' in raised.value.status.message
+    assert f'User "{READER_USER}" cannot list resource "pods"' in str(raised.value)
 
 
 @pytest.mark.cluster
 def test_the_controller_manager_turns_a_deployment_into_pods(
-    kube_admin, unique_name: Callable[[str], str]
+    kube: Kube, unique_name: Callable[[str], str]
 ) -> None:
-    from lightkube.resources.apps_v1 import Deployment
-    from lightkube.resources.core_v1 import Pod
-
     name = unique_name("deploy")
     labels = {"app": name}
-    kube_admin.create(
-        Deployment.from_dict(
-            {
-                "metadata": {"name": name},
-                "spec": {
-                    "replicas": 2,
-                    "selector": {"matchLabels": labels},
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {
-                            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]
-                        },
-                    },
+    kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]},
                 },
-            }
-        ),
-        namespace="default",
+            },
+        }
     )
     deadline = time.monotonic() + 20
     while True:
-        pods = list(kube_admin.list(Pod, namespace="default", labels=labels))
+        pods = kube.list("Pod", label_selector=f"app={name}")
         if len(pods) == 2 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert len(pods) == 2
     for pod in pods:
-        (owner,) = pod.metadata.ownerReferences
-        assert owner.kind == "ReplicaSet"
-        assert owner.name.startswith(f"{name}-")
+        (owner,) = pod["metadata"]["ownerReferences"]
+        assert owner["kind"] == "ReplicaSet"
+        assert owner["name"].startswith(f"{name}-")
 
 
 @pytest.mark.cluster

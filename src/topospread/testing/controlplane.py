@@ -6,7 +6,7 @@ version-keyed cache directory (:func:`binaries_dir`); nothing here builds or dow
 
 ```python
 with ControlPlane() as cp:
-    client = lightkube.Client(lightkube.KubeConfig.from_file(cp.admin_kubeconfig))
+    kube = Kube(connect(cp.admin_kubeconfig))      # topospread.testing.live, client.config
 ```
 
 Each control plane runs in its own temporary directory with random free ports, serves TLS

@@ -68,6 +68,25 @@ class Kube:
             )
         return created
 
+    def get(self, kind: str, name: str, namespace: str = "default") -> dict[str, Any]:
+        """GET one object."""
+        path = _RESOURCES[kind].path(namespace, name)
+        response = self.connection.transport.send(Request("GET", path))
+        raise_for_status(response, self.connection.server, verb="get", resource=path, name=name)
+        found: dict[str, Any] = json.loads(response.data)
+        return found
+
+    def list(
+        self, kind: str, namespace: str = "default", label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        """The items of one (unpaginated) list."""
+        query = (("labelSelector", label_selector),) if label_selector else ()
+        path = _RESOURCES[kind].path(namespace)
+        response = self.connection.transport.send(Request("GET", path, query))
+        raise_for_status(response, self.connection.server, verb="list", resource=path)
+        items: list[dict[str, Any]] = json.loads(response.data)["items"]
+        return items
+
     def token(self, service_account: str, namespace: str, seconds: int = 3600) -> str:
         """A bound token for ``service_account`` from the TokenRequest API."""
         path = _RESOURCES["ServiceAccount"].path(namespace, service_account) + "/token"
