@@ -159,3 +159,15 @@ def test_an_ignore_annotation_and_disabled_rules_silence_findings() -> None:
         for o in objects
     ]
     assert audit(annotated).findings == ()
+
+
+def test_a_tainted_node_without_the_key_is_not_reported_as_missing_it() -> None:
+    from topospread.model.objects import Node, Taint
+
+    objects, _ = load_audit_objects([str(AUDIT / "missing-key.yaml")])
+    control_plane = Taint("node-role.kubernetes.io/control-plane", "NoSchedule")
+    tainted = [
+        replace(o, taints=(control_plane,)) if isinstance(o, Node) and o.name == "node-x-1" else o
+        for o in objects
+    ]
+    assert audit(tainted).findings == ()
