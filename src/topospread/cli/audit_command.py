@@ -28,10 +28,12 @@ from topospread.engine.audit import (
     parse_workload_name,
 )
 from topospread.errors import InputError
+from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io import load_cluster, load_configuration
 from topospread.io.manifests import load_audit_objects, load_lint_objects
+from topospread.model.workloads import ManifestObject
 
-__all__ = ["EXIT_FINDINGS", "audit_command", "lint_command"]
+__all__ = ["EXIT_FINDINGS", "audit_command", "lint_command", "report_audit"]
 
 EXIT_FINDINGS = 1
 _FAIL_ON = ("error", "warning", "info", "none")
@@ -95,6 +97,7 @@ _config_option = click.option(
     "--config",
     "config_file",
     type=click.Path(path_type=Path),
+    metavar="FILE",
     help="KubeSchedulerConfiguration (its default constraints); upstream defaults if omitted.",
 )
 
@@ -106,8 +109,9 @@ _config_option = click.option(
     "cluster_files",
     multiple=True,
     type=click.Path(path_type=Path),
+    metavar="FILE",
     help="kubectl get -o yaml capture: Nodes, Pods, Deployments, ReplicaSets, "
-    "StatefulSets... (repeatable).",
+    "StatefulSets... (repeatable; - reads standard input).",
 )
 @_config_option
 @click.option("-n", "--namespace", "namespaces", multiple=True, help="Only this namespace.")
@@ -162,6 +166,33 @@ def audit_command(
     )
     objects, notes = load_audit_objects(str(p) for p in cluster_files)
     configuration = load_configuration(config_file)
+    report_audit(
+        objects,
+        notes,
+        configuration,
+        scope,
+        disabled,
+        output,
+        html_path,
+        fail_on,
+        workload=workload,
+    )
+
+
+def report_audit(
+    objects: Sequence[ManifestObject],
+    notes: Sequence[str],
+    configuration: SchedulerConfiguration,
+    scope: Scope,
+    disabled: frozenset[str],
+    output: str,
+    html_path: Path | None,
+    fail_on: str,
+    *,
+    workload: str | None = None,
+) -> None:
+    """Audit decoded objects (from files, or a live cluster) and print, write and exit as
+    ``audit`` does: the part of the command that does not depend on where objects came from."""
     report = audit(objects, configuration, scope, disabled=disabled)
     for note in (*notes, *report.notes):
         click.echo(f"note: {note}", err=True)
@@ -195,6 +226,7 @@ def audit_command(
     "cluster_files",
     multiple=True,
     type=click.Path(path_type=Path),
+    metavar="FILE",
     help="A cluster capture whose nodes enable the domain- and node-dependent rules.",
 )
 @_config_option
