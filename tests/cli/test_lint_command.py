@@ -159,3 +159,17 @@ def test_disable_and_ignore_comments_silence_rules() -> None:
     code, out, _ = run("lint", str(LINT / "ignored.yaml"))
     assert code == 0
     assert "No findings." in out
+
+
+def test_the_bundled_scenarios_are_linted_from_the_objects_they_apply() -> None:
+    scenarios = sorted(str(p) for p in (EXAMPLES / "scenarios").glob("*.yaml"))
+    code, out, _ = run("lint", *scenarios, "-o", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert "Deployment/default/keyed" in document["checked"]
+    flagged = {(Path(f["source"]).name, f["object"]) for f in document["findings"]}
+    # rollout-match-label-keys contrasts a Deployment without pod-template-hash ("plain")
+    # with one that has it ("keyed"); only the first is flagged.
+    assert ("rollout-match-label-keys.yaml", "Deployment/default/plain") in flagged
+    assert ("rollout-match-label-keys.yaml", "Deployment/default/keyed") not in flagged
+    assert {f["rule"] for f in document["findings"]} == {"missing-pod-template-hash"}

@@ -34,6 +34,7 @@ from topospread.model.workloads import ManifestObject, decode_manifests
 __all__ = ["Document", "load_audit_objects", "load_lint_objects", "read_documents"]
 
 _SEPARATOR = re.compile(rb"^---(.*)$")
+SCENARIO_API_VERSION = "topospread.dev/v1alpha1"
 _LINE = re.compile(r"\bline (\d+)")
 
 
@@ -101,8 +102,30 @@ def read_documents(path: str) -> list[Document]:
     return documents
 
 
+def _scenario_objects(data: Any) -> list[Any] | None:
+    # A topospread Scenario (simulate): lint the objects it applies inline, from
+    # cluster.objects and every step's apply.objects (file references are not followed).
+    if not (
+        isinstance(data, dict)
+        and data.get("apiVersion") == SCENARIO_API_VERSION
+        and data.get("kind") == "Scenario"
+    ):
+        return None
+    found: list[Any] = []
+    cluster = data.get("cluster")
+    if isinstance(cluster, dict) and isinstance(cluster.get("objects"), list):
+        found.extend(cluster["objects"])
+    steps = data.get("steps")
+    for step in steps if isinstance(steps, list) else ():
+        apply = step.get("apply") if isinstance(step, dict) else None
+        if isinstance(apply, dict) and isinstance(apply.get("objects"), list):
+            found.extend(apply["objects"])
+    return found
+
+
 def _decode(document: Document) -> tuple[list[ManifestObject], list[str]]:
-    decoded = decode_manifests([document.data], document.source)
+    inline = _scenario_objects(document.data)
+    decoded = decode_manifests(inline if inline is not None else [document.data], document.source)
     return [obj for _, obj in decoded.objects], list(decoded.skipped)
 
 
