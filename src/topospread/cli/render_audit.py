@@ -65,7 +65,7 @@ def _findings_table(findings: Sequence[Finding], console: Console, *, locations:
     table.add_column("severity", no_wrap=True)
     table.add_column("rule", no_wrap=True)
     table.add_column("object" if not locations else "where", overflow="fold")
-    table.add_column("finding")
+    table.add_column("finding", overflow="fold")
     for f in findings:
         where = f"{f.ref}\n{f.field_path}"
         if locations and f.source:
