@@ -123,6 +123,8 @@ def test_html_report_is_written_atomically_with_findings_and_pictures(tmp_path: 
     assert "skew-over-max" in page
     assert "<svg" in page
     assert "web-7d9c5-q7rcl" in page
+    assert 'class="bars"' in page  # the simulate report's spread bars
+    assert "Cluster now" in page
     assert [p.name for p in tmp_path.iterdir()] == ["audit.html"]
 
 
