@@ -11,7 +11,7 @@ whose one-line message names the server, and for 401/403/404 what was refused or
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlencode
@@ -116,6 +116,65 @@ class KubeTransport:
             raise ClusterUnreachable(_unreachable(self.server, exc)) from None
         return Response(raw.status, raw.data, dict(raw.headers))
 
+    def stream(
+        self,
+        request: Request,
+        *,
+        read_timeout: float | None = None,
+        on_open: Callable[[Callable[[], None]], None] | None = None,
+    ) -> Iterator[bytes]:
+        """Send a long-running GET (a watch) and yield the body line by line as it arrives.
+
+        A non-2xx answer is yielded whole as one line (a ``metav1.Status``); a dropped
+        connection raises ClusterUnreachable. ``read_timeout`` bounds the wait for the next
+        bytes (None: the transport's read timeout). ``on_open`` receives a function that
+        another thread may call to cut the stream short (the blocked read then fails).
+        """
+        import urllib3
+
+        method, url, headers, _, _ = self._api.param_serialize(
+            method=request.method,
+            resource_path=request.path,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        if request.query:
+            url += "?" + urlencode(request.query)
+        pool = self._api.rest_client.pool_manager
+        read = self._timeout[1] if read_timeout is None else read_timeout
+        try:
+            raw = pool.request(
+                method,
+                url,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=self._timeout[0], read=read),
+                preload_content=False,
+                retries=urllib3.Retry(total=0, redirect=0),
+            )
+        except urllib3.exceptions.MaxRetryError as exc:
+            raise ClusterUnreachable(_unreachable(self.server, exc.reason)) from None
+        except urllib3.exceptions.HTTPError as exc:
+            raise ClusterUnreachable(_unreachable(self.server, exc)) from None
+        if on_open is not None:
+            on_open(raw.shutdown)
+        try:
+            if not 200 <= raw.status < 300:
+                yield raw.read()
+                return
+            pending = b""
+            for chunk in raw.stream(65536):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                yield from (line for line in lines if line)
+            if pending.strip():
+                yield pending
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ClusterUnreachable(_unreachable(self.server, exc)) from None
+        finally:
+            # A watch is rarely read to its end: its connection is not reused.
+            raw.close()
+            raw.release_conn()
+
     def close(self) -> None:
         """Release the connection pool."""
         self._api.close()
@@ -158,6 +217,17 @@ class FakeTransport:
         """Record ``request`` and return the handler's answer."""
         self.requests.append(request)
         return self._handler(request)
+
+    def stream(
+        self,
+        request: Request,
+        *,
+        read_timeout: float | None = None,
+        on_open: Callable[[Callable[[], None]], None] | None = None,
+    ) -> Iterator[bytes]:
+        """Record ``request`` and yield the non-empty lines of the handler's answer."""
+        self.requests.append(request)
+        yield from (line for line in self._handler(request).data.split(b"\n") if line)
 
 
 def _status_message(data: bytes) -> tuple[str, str, Mapping[str, Any]]:

@@ -1,0 +1,114 @@
+"""``topospread scheduler``: run topospread as a scheduler of a live cluster.
+
+Started as kube-scheduler is: ``--config FILE`` (a KubeSchedulerConfiguration v1: profiles,
+leaderElection, clientConnection, backoff, percentageOfNodesToScore) and ``--kubeconfig``
+overriding ``clientConnection.kubeconfig``. The scheduler package is imported only when
+the command runs, so ``--help`` stays fast. Exit status: 0 after a clean SIGTERM drain,
+1 when the Lease was lost, 2 for a bad configuration or an unreachable cluster.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from topospread.errors import InputError, TopospreadError
+
+__all__ = ["scheduler_command"]
+
+EXIT_INPUT = 2
+
+
+@click.command("scheduler")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); upstream defaults without.",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Overrides clientConnection.kubeconfig (empty: $KUBECONFIG, ~/.kube/config, in-cluster).",
+)
+@click.option(
+    "--bind-address",
+    default="0.0.0.0",
+    show_default=True,
+    help="Address of /healthz, /readyz, /livez and /metrics.",
+)
+@click.option(
+    "--port",
+    default=10251,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port of those endpoints (plain HTTP); 0 turns them off.",
+)
+@click.option(
+    "--pod-max-in-unschedulable-pods-duration",
+    "max_unschedulable",
+    default="5m",
+    show_default=True,
+    help="How long a pod may wait as unschedulable before a retry.",
+)
+@click.option(
+    "--bind-workers",
+    default=16,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Binds sent concurrently.",
+)
+@click.option(
+    "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
+)
+@click.option("-v", "--verbose", count=True, help="Debug logs (one line per bound pod).")
+def scheduler_command(
+    config_file: Path | None,
+    kubeconfig: Path | None,
+    bind_address: str,
+    port: int,
+    max_unschedulable: str,
+    bind_workers: int,
+    log_format: str,
+    verbose: int,
+) -> None:
+    """Schedule the pods of a live cluster as kube-scheduler v1.37.1 would.
+
+    Pods opt in with spec.schedulerName (a profile's schedulerName). Runs until SIGTERM,
+    then finishes in-flight binds and releases its Lease.
+    """
+    from topospread.client.config import connect
+    from topospread.scheduler.api import RateLimitedTransport
+    from topospread.scheduler.app import SchedulerApp, configure_logging
+    from topospread.scheduler.options import load_options, parse_duration
+
+    try:
+        duration = parse_duration(max_unschedulable)
+        if duration is None or duration <= 0:
+            raise InputError(
+                "--pod-max-in-unschedulable-pods-duration",
+                message=f"not a positive duration: {max_unschedulable}",
+            )
+        options = load_options(config_file, pod_max_in_unschedulable=duration)
+        client = options.client_connection
+        path = kubeconfig or (Path(client.kubeconfig) if client.kubeconfig else None)
+        connection = connect(path)
+    except InputError as exc:
+        for line in exc.lines():
+            click.echo(line, err=True)
+        sys.exit(EXIT_INPUT)
+    except TopospreadError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_INPUT)
+    configure_logging(log_format, verbose)
+    transport = RateLimitedTransport(connection.transport, client.qps, client.burst)
+    try:
+        app = SchedulerApp(
+            transport, options, bind_address=bind_address, port=port, bind_workers=bind_workers
+        )
+    except OSError as exc:
+        click.echo(f"cannot serve on {bind_address}:{port}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    sys.exit(app.run_until_signalled())

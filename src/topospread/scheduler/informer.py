@@ -1,0 +1,362 @@
+"""List-then-watch informers, as client-go's reflector and shared informer do it.
+
+A :class:`Reflector` lists a resource (``resourceVersion=0`` first, served from the API
+server's watch cache, as ``reflector.go`` does), hands the items to its store as one
+replacement, then watches from the list's resourceVersion with ``allowWatchBookmarks``.
+Each event moves the store forward and is dispatched to the handlers. The watch ends:
+
+- normally after ``timeoutSeconds`` (a random 5-10 minutes, ``minWatchTimeout`` × (1+rand)):
+  watch again from the last resourceVersion seen;
+- with a dropped connection or an unreachable server: watch again from the last
+  resourceVersion after a backoff (800 ms doubling to 30 s, with jitter; the
+  ``wait.Backoff`` client-go's reflector uses), so that a restarted server resumes
+  without a relist;
+- with ``410 Gone`` / an ERROR event ``Expired`` (the resourceVersion was compacted):
+  relist, with ``resourceVersion=""`` (a consistent read, as client-go's
+  ``relistResourceVersion`` after an expiry) and a replacement of the store.
+
+The :class:`Store` keys objects ``namespace/name`` (``MetaNamespaceKeyFunc``) and turns a
+replacement into the adds, updates and deletes that make the handlers' view equal to the
+list (``DeltaFIFO.Replace``: objects missing from the list are deleted). Handlers run on
+the reflector's thread, one event at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from topospread.client.source import Resource
+from topospread.client.transport import Request, Transport, query, raise_for_status
+from topospread.errors import ClusterError
+
+__all__ = [
+    "Backoff",
+    "EventHandler",
+    "Reflector",
+    "Store",
+    "StreamingTransport",
+    "object_key",
+]
+
+log = logging.getLogger("topospread.scheduler.informer")
+
+MIN_WATCH_TIMEOUT = 300.0
+"""client-go's ``minWatchTimeout``: each watch lasts a random 1-2 times this long."""
+LIST_PAGE_SIZE = 500
+"""Pages of a consistent relist (the initial ``resourceVersion=0`` list is not paged)."""
+
+
+class StreamingTransport(Transport, Protocol):
+    """A transport that can also hold a watch open and yield its lines."""
+
+    def stream(
+        self,
+        request: Request,
+        *,
+        read_timeout: float | None = None,
+        on_open: Callable[[Callable[[], None]], None] | None = None,
+    ) -> Iterator[bytes]:
+        """Send ``request`` and yield the response body line by line."""
+        ...
+
+
+class EventHandler(Protocol):
+    """``cache.ResourceEventHandler``: told of every change, on the reflector's thread."""
+
+    def on_add(self, resource: Resource, obj: dict[str, Any]) -> None:
+        """A new object."""
+
+    def on_update(self, resource: Resource, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """A changed object (or one relisted with a new resourceVersion)."""
+
+    def on_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
+        """A deleted object (its last known state, when a relist found it gone)."""
+
+
+def object_key(obj: dict[str, Any]) -> str:
+    """``namespace/name``, or ``name`` for cluster-scoped objects (``MetaNamespaceKeyFunc``)."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    name = str(meta.get("name", ""))
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _resource_version(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+@dataclass
+class Store:
+    """The objects of one resource by key, as the last list and watch events left them."""
+
+    resource: Resource
+    handler: EventHandler
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def replace(self, objects: list[dict[str, Any]]) -> None:
+        """Make the store equal to a fresh list, telling the handler what changed."""
+        fresh = {object_key(obj): obj for obj in objects}
+        for key, old in list(self.items.items()):
+            if key not in fresh:
+                del self.items[key]
+                self.handler.on_delete(self.resource, old)
+        for key, obj in fresh.items():
+            old_obj = self.items.get(key)
+            self.items[key] = obj
+            if old_obj is None:
+                self.handler.on_add(self.resource, obj)
+            elif _resource_version(old_obj) != _resource_version(obj):
+                self.handler.on_update(self.resource, old_obj, obj)
+
+    def apply(self, kind: str, obj: dict[str, Any]) -> None:
+        """One watch event: ADDED, MODIFIED or DELETED."""
+        key = object_key(obj)
+        old = self.items.get(key)
+        if kind == "DELETED":
+            if old is not None:
+                del self.items[key]
+            self.handler.on_delete(self.resource, obj)
+            return
+        self.items[key] = obj
+        if old is None:
+            self.handler.on_add(self.resource, obj)
+        else:
+            self.handler.on_update(self.resource, old, obj)
+
+
+@dataclass
+class Backoff:
+    """``wait.Backoff``-style delays: ``initial`` doubling to ``maximum``, ±``jitter``."""
+
+    initial: float = 0.8
+    maximum: float = 30.0
+    jitter: float = 0.1
+    current: float = 0.0
+
+    def next(self) -> float:
+        """The next delay (and double the one after)."""
+        self.current = self.initial if self.current == 0 else min(self.maximum, self.current * 2)
+        return self.current * (1 + self.jitter * random.random())
+
+    def reset(self) -> None:
+        """Back to ``initial`` after a success."""
+        self.current = 0.0
+
+
+class _Expired(Exception):
+    """The watch's resourceVersion is too old (410 Gone): relist."""
+
+
+class Reflector:
+    """Keeps one :class:`Store` in step with the API server, on its own thread.
+
+    ``field_selector`` narrows the list and watch (the scheduler's pod informer leaves out
+    Succeeded and Failed pods). ``synced`` is set once the first list reached the store.
+    """
+
+    def __init__(
+        self,
+        transport: StreamingTransport,
+        resource: Resource,
+        handler: EventHandler,
+        *,
+        field_selector: str | None = None,
+        lock: threading.RLock | None = None,
+        watch_timeout: Callable[[], float] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.resource = resource
+        self.store = Store(resource, handler)
+        self.field_selector = field_selector
+        self.lock = lock if lock is not None else threading.RLock()
+        """Held while the store and the handlers change (shared with the cache)."""
+        self.synced = threading.Event()
+        self.last_resource_version = ""
+        self.lists = 0
+        """Lists done (1 after the first sync; more after expiries)."""
+        self.watches = 0
+        """Watches opened."""
+        self._watch_timeout = watch_timeout or (lambda: MIN_WATCH_TIMEOUT * (1 + random.random()))
+        self._on_error = on_error
+        self._stop = threading.Event()
+        self._cut: Callable[[], None] | None = None
+        self._thread: threading.Thread | None = None
+        self._backoff = Backoff()
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run on a daemon thread until :meth:`stop`."""
+        self._thread = threading.Thread(
+            target=self.run, name=f"reflector-{self.resource.plural}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End the watch now and wait for the thread."""
+        self._stop.set()
+        cut = self._cut
+        if cut is not None:
+            with contextlib.suppress(OSError):
+                cut()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def cut_watch(self) -> None:
+        """Drop the current watch connection (as a network failure would)."""
+        cut = self._cut
+        if cut is not None:
+            cut()
+
+    def run(self) -> None:
+        """ListAndWatch until stopped; errors back off and retry, never end the loop."""
+        relist_version = "0"
+        while not self._stop.is_set():
+            try:
+                self._list(relist_version)
+            except ClusterError as error:
+                self._report(f"list {self.resource.plural}: {error}")
+                # A failed list from the watch cache is retried consistently, as
+                # client-go does after a failed resourceVersion="0" list.
+                relist_version = ""
+                self._stop.wait(self._backoff.next())
+                continue
+            self._backoff.reset()
+            try:
+                self._watch_loop()
+            except _Expired:
+                relist_version = ""
+                log.info("watch expired, relisting", extra={"resource": self.resource.plural})
+
+    def _report(self, message: str) -> None:
+        log.warning(message)
+        if self._on_error is not None:
+            self._on_error(message)
+
+    # -- list ----------------------------------------------------------------------------
+
+    def _list(self, resource_version: str) -> None:
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        list_version = ""
+        while True:
+            # A resourceVersion=0 list comes whole from the watch cache (no paging).
+            params = query(
+                resourceVersion=resource_version if token is None else None,
+                limit=LIST_PAGE_SIZE if resource_version != "0" else None,
+                fieldSelector=self.field_selector,
+                **{"continue": token},
+            )
+            response = self.transport.send(Request("GET", self.resource.path(), params))
+            if response.status == 410 and token is not None:
+                items, token, resource_version = [], None, ""
+                continue
+            raise_for_status(
+                response,
+                self.transport.server,
+                verb="list",
+                resource=self.resource.plural,
+                group=self.resource.group,
+            )
+            try:
+                page = orjson.loads(response.data)
+            except orjson.JSONDecodeError as exc:
+                raise ClusterError(
+                    f"{self.transport.server}: list {self.resource.plural}: not JSON ({exc})"
+                ) from None
+            for item in page.get("items") or ():
+                item.setdefault("apiVersion", self.resource.api_version)
+                item.setdefault("kind", self.resource.kind)
+                items.append(item)
+            metadata = page.get("metadata") or {}
+            list_version = str(metadata.get("resourceVersion", ""))
+            token = metadata.get("continue") or None
+            if not token:
+                break
+        with self.lock:
+            self.store.replace(items)
+            self.last_resource_version = list_version
+            self.lists += 1
+        self.synced.set()
+
+    # -- watch ---------------------------------------------------------------------------
+
+    def _watch_loop(self) -> None:
+        while not self._stop.is_set():
+            timeout = self._watch_timeout()
+            params = query(
+                watch="true",
+                resourceVersion=self.last_resource_version,
+                allowWatchBookmarks="true",
+                timeoutSeconds=int(timeout),
+                fieldSelector=self.field_selector,
+            )
+            request = Request("GET", self.resource.path(), params)
+            self.watches += 1
+            try:
+                for line in self.transport.stream(
+                    request, read_timeout=timeout + 60, on_open=self._opened
+                ):
+                    if self._stop.is_set():
+                        return
+                    self._event(line)
+                self._backoff.reset()
+            except ClusterError as error:
+                if self._stop.is_set():
+                    return
+                self._report(f"watch {self.resource.plural}: {error}")
+                self._stop.wait(self._backoff.next())
+            finally:
+                self._cut = None
+
+    def _opened(self, cut: Callable[[], None]) -> None:
+        self._cut = cut
+        if self._stop.is_set():
+            cut()
+
+    def _event(self, line: bytes) -> None:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self._report(f"watch {self.resource.plural}: a line that is not JSON")
+            return
+        kind = event.get("type")
+        obj = event.get("object")
+        if kind is None and event.get("kind") == "Status":
+            # The whole answer was an error status (the watch request itself failed).
+            obj, kind = event, "ERROR"
+        if not isinstance(obj, dict):
+            return
+        if kind == "ERROR":
+            code = obj.get("code")
+            if code == 410 or obj.get("reason") in ("Expired", "Gone"):
+                raise _Expired()
+            raise ClusterError(
+                f"{self.transport.server}: watch {self.resource.plural}: "
+                f"{obj.get('message') or obj.get('reason') or code}"
+            )
+        version = _resource_version(obj)
+        if kind == "BOOKMARK":
+            self.last_resource_version = version
+            return
+        if kind not in ("ADDED", "MODIFIED", "DELETED"):
+            return
+        obj.setdefault("apiVersion", self.resource.api_version)
+        obj.setdefault("kind", self.resource.kind)
+        with self.lock:
+            self.store.apply(kind, obj)
+            self.last_resource_version = version

@@ -1,0 +1,489 @@
+"""The scheduling queue, as kube-scheduler's ``PriorityQueue`` (``backend/queue``).
+
+Three places a pending pod can wait:
+
+- **activeQ**, a heap ordered by the profile's QueueSort (PrioritySort: higher
+  ``spec.priority`` first, then the earlier queue timestamp); :meth:`Pop` blocks on it;
+- **backoffQ**, ordered by when each pod's backoff ends: ``podInitialBackoffSeconds``
+  doubled per failed attempt up to ``podMaxBackoffSeconds``, from the last attempt,
+  aligned to 1 s windows (``backoff_queue.go``); flushed to activeQ every second, and
+  popped from directly when activeQ is empty (``SchedulerPopFromBackoffQ``, on in
+  v1.37) except for pods that failed with an error;
+- **unschedulablePods**: pods a cycle found no node for. A cluster event that one of the
+  plugins that rejected the pod registers for (:data:`EVENT_INTEREST`, from each
+  plugin's ``EventsToRegister``) moves it to backoffQ, or straight to activeQ when its
+  backoff is over; pods that stay longer than ``podMaxInUnschedulablePodsDuration``
+  (5 min) are moved by a flush every 30 s. Pods with ``schedulingGates`` wait here too
+  (the SchedulingGates PreEnqueue plugin) until an update removes the gates.
+
+A pod that comes back unschedulable from a cycle during which a move request happened
+goes to backoffQ rather than unschedulablePods (``moveRequestCycle``), so an event that
+raced the cycle is not lost. The queue also holds the nominator: the pods nominated to a
+node by preemption, which the Filters count there (``NominatedPodsForNode``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from topospread.model.objects import Pod
+
+__all__ = [
+    "ALL_PLUGINS",
+    "EVENT_INTEREST",
+    "ClusterEvent",
+    "QueuedPodInfo",
+    "SchedulingQueue",
+]
+
+BACKOFF_WINDOW: Final = 1.0
+"""``backoffQOrderingWindowDuration``: backoff expiries are truncated to whole seconds."""
+UNSCHEDULABLE_FLUSH_PERIOD: Final = 30.0
+"""How often pods too long in unschedulablePods are moved (``flushUnschedulable...``)."""
+DEFAULT_MAX_IN_UNSCHEDULABLE: Final = 300.0
+"""``DefaultPodMaxInUnschedulablePodsDuration``."""
+
+
+class ClusterEvent:
+    """The cluster events that move unschedulable pods (``framework.ClusterEvent`` labels)."""
+
+    NODE_ADD: Final = "NodeAdd"
+    NODE_UPDATE: Final = "NodeUpdate"
+    NODE_DELETE: Final = "NodeDelete"
+    ASSIGNED_POD_ADD: Final = "AssignedPodAdd"
+    ASSIGNED_POD_UPDATE: Final = "AssignedPodUpdate"
+    ASSIGNED_POD_DELETE: Final = "AssignedPodDelete"
+    UNSCHEDULABLE_TIMEOUT: Final = "UnschedulableTimeout"
+    FORCE_ACTIVATE: Final = "ForceActivate"
+
+
+ALL_PLUGINS: Final = None
+"""An event that every unschedulable pod is interested in."""
+
+_POD_PLUGINS: Final = frozenset({"PodTopologySpread", "InterPodAffinity"})
+EVENT_INTEREST: Final[dict[str, frozenset[str] | None]] = {
+    # Node events concern every Filter that reads the node.
+    ClusterEvent.NODE_ADD: ALL_PLUGINS,
+    ClusterEvent.NODE_UPDATE: ALL_PLUGINS,
+    ClusterEvent.NODE_DELETE: frozenset({"PodTopologySpread", "InterPodAffinity"}),
+    # A new or changed assigned pod can satisfy spread or affinity, never free room.
+    ClusterEvent.ASSIGNED_POD_ADD: _POD_PLUGINS,
+    ClusterEvent.ASSIGNED_POD_UPDATE: _POD_PLUGINS | {"NodeResourcesFit"},
+    # A deleted pod frees resources and ports and changes counts.
+    ClusterEvent.ASSIGNED_POD_DELETE: _POD_PLUGINS
+    | {"NodeResourcesFit", "NodePorts", "VolumeRestrictions", "DefaultPreemption"},
+    ClusterEvent.UNSCHEDULABLE_TIMEOUT: ALL_PLUGINS,
+    ClusterEvent.FORCE_ACTIVATE: ALL_PLUGINS,
+}
+"""Event -> the plugins whose rejection it may undo (None: any), after upstream's
+``EventsToRegister``; a pod rejected by none of them stays where it is."""
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """A pending pod and its queueing history (``framework.QueuedPodInfo``)."""
+
+    pod: Pod
+    raw: dict[str, Any] = field(default_factory=dict)
+    """The pod as the informer last saw it (status patches compare against it)."""
+    timestamp: float = 0.0
+    """When it entered the queue or was last tried: the QueueSort tie-break."""
+    initial_attempt_timestamp: float | None = None
+    """When it was first popped (the scheduling SLI starts here)."""
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors: int = 0
+    unschedulable_plugins: frozenset[str] = frozenset()
+    """The plugins that rejected it in its last cycle (empty: an error or no nodes)."""
+    backoff_expiration: float | None = None
+    gated: bool = False
+    flush_timestamp: float = 0.0
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return self.pod.key
+
+
+def _gated(pod: Pod) -> bool:
+    return bool(pod.scheduling_gates)
+
+
+class SchedulingQueue:
+    """activeQ, backoffQ and unschedulablePods, with the nominator, behind one lock."""
+
+    def __init__(
+        self,
+        *,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self.clock = clock
+        self._cond = threading.Condition(threading.Lock())
+        self._seq = itertools.count()
+        self._active: list[tuple[int, float, int, str, QueuedPodInfo]] = []
+        self._backoff: list[tuple[float, int, str, QueuedPodInfo]] = []
+        self._where: dict[str, tuple[str, QueuedPodInfo]] = {}
+        """Key -> ("active"|"backoff"|"unschedulable"|"inflight", info)."""
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self.scheduling_cycle = 0
+        self._move_request_cycle = -1
+        self._closed = False
+        self._nominated: dict[str, dict[str, Pod]] = {}
+        """Node -> key -> the nominated pod (as it will be filtered there)."""
+        self._nominated_node: dict[str, str] = {}
+
+    # -- adding and removing pods --------------------------------------------------------
+
+    def add(self, pod: Pod, raw: dict[str, Any] | None = None) -> None:
+        """A new pending pod: to activeQ, or unschedulablePods while gated."""
+        with self._cond:
+            if pod.key in self._where:
+                self._update_locked(pod, raw)
+                return
+            info = QueuedPodInfo(pod, raw or {}, timestamp=self.clock())
+            if pod.nominated_node_name:
+                self._nominate_locked(pod, pod.nominated_node_name)
+            self._enqueue_new_locked(info)
+
+    def _enqueue_new_locked(self, info: QueuedPodInfo) -> None:
+        if _gated(info.pod):
+            info.gated = True
+            self._to_unschedulable_locked(info)
+        else:
+            info.gated = False
+            self._to_active_locked(info)
+
+    def update(self, pod: Pod, raw: dict[str, Any] | None = None) -> None:
+        """A pending pod changed (``Update``): the newest object replaces the queued one; a
+        pod waiting as unschedulable or gated is retried, since its own change may help."""
+        with self._cond:
+            self._update_locked(pod, raw)
+
+    def _update_locked(self, pod: Pod, raw: dict[str, Any] | None) -> None:
+        entry = self._where.get(pod.key)
+        if entry is None:
+            info = QueuedPodInfo(pod, raw or {}, timestamp=self.clock())
+            self._enqueue_new_locked(info)
+            return
+        place, info = entry
+        changed = _scheduling_relevant(info.pod) != _scheduling_relevant(pod)
+        info.pod = pod
+        if raw is not None:
+            info.raw = raw
+        if pod.nominated_node_name != self._nominated_node.get(pod.key, ""):
+            self._nominate_locked(pod, pod.nominated_node_name)
+        if place == "unschedulable" and changed:
+            del self._unschedulable[pod.key]
+            if _gated(pod):
+                info.gated = True
+                self._to_unschedulable_locked(info)
+            elif info.gated:
+                info.gated = False
+                self._to_active_locked(info)
+            else:
+                self._move_locked(info)
+
+    def delete(self, key: str) -> None:
+        """The pod is gone, or no longer pending (bound by anyone)."""
+        with self._cond:
+            entry = self._where.pop(key, None)
+            if entry is not None and entry[0] == "unschedulable":
+                self._unschedulable.pop(key, None)
+            self._nominate_locked(None, "", key=key)
+
+    def done(self, key: str) -> None:
+        """The cycle of a popped pod ended for good (bound, or dropped)."""
+        with self._cond:
+            entry = self._where.get(key)
+            if entry is not None and entry[0] == "inflight":
+                del self._where[key]
+
+    def add_unschedulable_if_not_present(
+        self,
+        info: QueuedPodInfo,
+        scheduling_cycle: int,
+        *,
+        error: bool = False,
+    ) -> None:
+        """Back from a failed cycle: errors to backoffQ; unschedulable pods to
+        unschedulablePods, or to backoffQ when a move request came during the cycle."""
+        with self._cond:
+            entry = self._where.get(info.key)
+            if entry is None or entry[0] != "inflight" or entry[1] is not info:
+                return  # deleted (or re-added as a new pod) while in flight
+            info.timestamp = self.clock()
+            info.backoff_expiration = None
+            if error:
+                info.consecutive_errors += 1
+                self._to_backoff_locked(info)
+            else:
+                info.consecutive_errors = 0
+                info.unschedulable_count += 1
+                if self._move_request_cycle >= scheduling_cycle:
+                    self._to_backoff_locked(info)
+                else:
+                    self._to_unschedulable_locked(info)
+
+    # -- moving --------------------------------------------------------------------------
+
+    def move_all_to_active_or_backoff(
+        self, event: str, pod_filter: Callable[[Pod], bool] | None = None
+    ) -> int:
+        """``MoveAllToActiveOrBackoffQueue``: unschedulable pods that a plugin interested in
+        ``event`` rejected go back; returns how many moved."""
+        interest = EVENT_INTEREST.get(event, ALL_PLUGINS)
+        with self._cond:
+            moved = 0
+            for key, info in list(self._unschedulable.items()):
+                if info.gated:
+                    continue
+                if (
+                    interest is not None
+                    and info.unschedulable_plugins
+                    and not info.unschedulable_plugins & interest
+                ):
+                    continue
+                if pod_filter is not None and not pod_filter(info.pod):
+                    continue
+                del self._unschedulable[key]
+                self._move_locked(info)
+                moved += 1
+            self._move_request_cycle = self.scheduling_cycle
+            return moved
+
+    def _move_locked(self, info: QueuedPodInfo) -> None:
+        if self._backing_off(info):
+            self._to_backoff_locked(info)
+        else:
+            self._to_active_locked(info)
+
+    def flush_backoff_completed(self) -> int:
+        """Move every pod whose backoff is over to activeQ (run every second)."""
+        with self._cond:
+            moved = 0
+            while self._backoff:
+                _, _, key, info = self._backoff[0]
+                if not self._current(key, "backoff", info):
+                    heapq.heappop(self._backoff)
+                    continue
+                if self._backing_off(info):
+                    break
+                heapq.heappop(self._backoff)
+                self._to_active_locked(info)
+                moved += 1
+            return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Move pods that stayed in unschedulablePods longer than the maximum."""
+        with self._cond:
+            now = self.clock()
+            stale = [
+                info
+                for info in self._unschedulable.values()
+                if not info.gated
+                and now - max(info.timestamp, info.flush_timestamp) > self.max_in_unschedulable
+            ]
+            for info in stale:
+                info.flush_timestamp = now
+                del self._unschedulable[info.key]
+                self._move_locked(info)
+            return len(stale)
+
+    def run(self, stop: threading.Event) -> None:
+        """The two flush loops of ``PriorityQueue.Run`` on one thread, until ``stop``."""
+        last_unschedulable_flush = self.clock()
+        while not stop.wait(BACKOFF_WINDOW):
+            self.flush_backoff_completed()
+            if self.clock() - last_unschedulable_flush >= UNSCHEDULABLE_FLUSH_PERIOD:
+                last_unschedulable_flush = self.clock()
+                self.flush_unschedulable_leftover()
+
+    # -- popping -------------------------------------------------------------------------
+
+    def pop(self, timeout: float | None = None) -> QueuedPodInfo | None:
+        """The next pod to schedule (blocks while there is none); None when closed or
+        after ``timeout``. Increments the scheduling cycle."""
+        deadline = None if timeout is None else self.clock() + timeout
+        with self._cond:
+            while True:
+                if self._closed:
+                    return None
+                info = self._pop_active_locked() or self._pop_backoff_locked()
+                if info is not None:
+                    self.scheduling_cycle += 1
+                    info.attempts += 1
+                    if info.initial_attempt_timestamp is None:
+                        info.initial_attempt_timestamp = self.clock()
+                    self._where[info.key] = ("inflight", info)
+                    return info
+                remaining = None if deadline is None else deadline - self.clock()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining if remaining is not None else 1.0)
+
+    def _pop_active_locked(self) -> QueuedPodInfo | None:
+        while self._active:
+            _, _, _, key, info = heapq.heappop(self._active)
+            if self._current(key, "active", info):
+                return info
+        return None
+
+    def _pop_backoff_locked(self) -> QueuedPodInfo | None:
+        # With activeQ empty, a pod backing off after an unschedulable attempt is taken
+        # early (SchedulerPopFromBackoffQ); one backing off after an error is not.
+        skipped: list[tuple[float, int, str, QueuedPodInfo]] = []
+        found: QueuedPodInfo | None = None
+        while self._backoff:
+            item = heapq.heappop(self._backoff)
+            _, _, key, info = item
+            if not self._current(key, "backoff", info):
+                continue
+            if info.consecutive_errors > 0:
+                skipped.append(item)
+                continue
+            found = info
+            break
+        for item in skipped:
+            heapq.heappush(self._backoff, item)
+        return found
+
+    def close(self) -> None:
+        """Wake and end every :meth:`pop`."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    # -- the nominator -------------------------------------------------------------------
+
+    def nominate(self, pod: Pod, node: str) -> None:
+        """``AddNominatedPod`` (``""`` clears the nomination)."""
+        with self._cond:
+            self._nominate_locked(pod, node)
+
+    def _nominate_locked(self, pod: Pod | None, node: str, *, key: str = "") -> None:
+        key = pod.key if pod is not None else key
+        old = self._nominated_node.pop(key, None)
+        if old is not None:
+            pods = self._nominated.get(old)
+            if pods is not None:
+                pods.pop(key, None)
+                if not pods:
+                    del self._nominated[old]
+        if pod is not None and node:
+            self._nominated_node[key] = node
+            self._nominated.setdefault(node, {})[key] = replace(pod, nominated_node_name=node)
+
+    def nominated_pods_for_node(self, node: str) -> list[Pod]:
+        """The pods nominated to ``node``, in nomination order."""
+        with self._cond:
+            pods = self._nominated.get(node)
+            return list(pods.values()) if pods else []
+
+    def nominated_node_names(self) -> tuple[str, ...]:
+        """Nodes with nominated pods."""
+        with self._cond:
+            return tuple(self._nominated)
+
+    def nominated_node(self, key: str) -> str:
+        """The node the pod is nominated to, or ``""``."""
+        with self._cond:
+            return self._nominated_node.get(key, "")
+
+    # -- introspection -------------------------------------------------------------------
+
+    def pending_pods(self) -> dict[str, int]:
+        """Pods per queue, as the ``scheduler_pending_pods`` gauge labels them."""
+        with self._cond:
+            counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+            for place, info in self._where.values():
+                if place == "unschedulable":
+                    counts["gated" if info.gated else "unschedulable"] += 1
+                elif place in counts:
+                    counts[place] += 1
+            return counts
+
+    def where(self, key: str) -> str | None:
+        """Which queue holds the pod (``inflight`` while a cycle has it), if any."""
+        with self._cond:
+            entry = self._where.get(key)
+            return entry[0] if entry is not None else None
+
+    def pods(self) -> list[QueuedPodInfo]:
+        """Every pod the queue holds."""
+        with self._cond:
+            return [info for _, info in self._where.values()]
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _current(self, key: str, place: str, info: QueuedPodInfo) -> bool:
+        entry = self._where.get(key)
+        return entry is not None and entry[0] == place and entry[1] is info
+
+    def _to_active_locked(self, info: QueuedPodInfo) -> None:
+        self._where[info.key] = ("active", info)
+        priority = info.pod.priority or 0
+        heapq.heappush(self._active, (-priority, info.timestamp, next(self._seq), info.key, info))
+        self._cond.notify()
+
+    def _to_backoff_locked(self, info: QueuedPodInfo) -> None:
+        self._where[info.key] = ("backoff", info)
+        heapq.heappush(self._backoff, (self._backoff_time(info), next(self._seq), info.key, info))
+        self._cond.notify()
+
+    def _to_unschedulable_locked(self, info: QueuedPodInfo) -> None:
+        self._where[info.key] = ("unschedulable", info)
+        self._unschedulable[info.key] = info
+
+    def _backoff_time(self, info: QueuedPodInfo) -> float:
+        # getBackoffTime: from the last attempt, initial × 2^(count−1) up to the maximum,
+        # count being consecutive errors after an error, else unschedulable attempts.
+        if self.max_backoff == 0:
+            return 0.0
+        count = info.consecutive_errors or info.unschedulable_count
+        if count == 0:
+            return 0.0
+        if info.backoff_expiration is None:
+            duration = min(self.max_backoff, self.initial_backoff * 2 ** (count - 1))
+            info.backoff_expiration = _align(info.timestamp + duration)
+        return info.backoff_expiration
+
+    def _backing_off(self, info: QueuedPodInfo) -> bool:
+        return self._backoff_time(info) >= _align(self.clock())
+
+
+def _align(t: float) -> float:
+    return math.floor(t / BACKOFF_WINDOW) * BACKOFF_WINDOW
+
+
+def _scheduling_relevant(pod: Pod) -> tuple[object, ...]:
+    # The fields whose change may make a pending pod schedulable (upstream compares the
+    # pod without status and metadata noise): labels, spec fields the plugins read, gates.
+    return (
+        tuple(sorted(pod.labels.items())),
+        pod.node_selector and tuple(sorted(pod.node_selector.items())),
+        pod.affinity,
+        pod.tolerations,
+        pod.topology_spread_constraints,
+        pod.containers,
+        pod.init_containers,
+        pod.scheduling_gates,
+        pod.priority,
+    )
+
+
+def pod_keys(infos: Iterable[QueuedPodInfo]) -> list[str]:
+    """The keys of ``infos`` (for logs and tests)."""
+    return [info.key for info in infos]
