@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from prometheus_client import (
-    CollectorRegistry,     Counter,
+    CollectorRegistry,
+    Counter,
     Gauge,
     Histogram,
     disable_created_metrics,
@@ -52,7 +53,7 @@ class SchedulerMetrics:
 
     def __init__(self) -> None:
         # kube-scheduler exports no *_created series.
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         r = self.registry
         self.schedule_attempts = Counter(
