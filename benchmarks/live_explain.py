@@ -86,6 +86,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--page-sizes", default="500,5000")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="Also run one explain under cProfile into FILE."
+    )
     options = parser.parse_args()
 
     with ControlPlane(controller_manager=False) as plane:
@@ -119,6 +122,10 @@ def main() -> None:
             }
             rows.append(row)
             print(json.dumps(row))
+        if options.profile:
+            profiled = [sys.executable, "-m", "cProfile", "-o", options.profile, *command[1:]]
+            subprocess.run(profiled, env=env, capture_output=True, check=True)
+            print(f"wrote {options.profile}")
     if not options.no_write:
         write(rows, options, fill)
 

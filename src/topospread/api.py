@@ -70,7 +70,7 @@ def load_cluster(*paths: PathLike) -> Cluster:
 
 def cluster_from_objects(objects: Iterable[Mapping[str, Any]], source: str = "objects") -> Cluster:
     """A cluster from Kubernetes objects as dicts (the JSON the API server serves)."""
-    cluster, _ = cluster_from_items([dict(o) for o in objects], source)
+    cluster, _ = cluster_from_items([dict(o) for o in objects], source, admitted=False)
     return cluster
 
 

@@ -18,6 +18,7 @@ from topospread.cli.live import (
     explain_live_pod,
     kube_options,
     scenario_from_cluster,
+    settle_loaded_objects,
     snapshot_command,
 )
 from topospread.cli.render_explain import render_explanation
@@ -155,6 +156,7 @@ def explain_command(
     cluster, notes = load_cluster(cluster_files)
     pod = load_pod(pod_file)
     configuration = load_configuration(config_file)
+    settle_loaded_objects()
     result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
     _print_explanation(result, notes, output)
 
@@ -286,3 +288,7 @@ from topospread.cli.audit_command import audit_command, lint_command  # noqa: E4
 
 cli.add_command(audit_command)
 cli.add_command(lint_command)
+
+from topospread.cli.scheduler_command import scheduler_command  # noqa: E402
+
+cli.add_command(scheduler_command)

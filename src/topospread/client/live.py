@@ -26,6 +26,7 @@ from topospread.client.source import (
     version_skew_note,
 )
 from topospread.errors import KubeconfigError, NotFound, go_quote
+from topospread.io.loader import paused_gc
 
 __all__ = ["LiveRead", "parse_pod_reference", "read_live", "take_pod"]
 
@@ -71,7 +72,8 @@ def read_live(
     try:
         version = server_version(conn.transport)
         notes = [n for n in (version_skew_note(version, conn.server),) if n]
-        read = read_resources(conn.transport, resources, page_size=page_size)
+        with paused_gc():
+            read = read_resources(conn.transport, resources, page_size=page_size)
     finally:
         if own:
             conn.close()

@@ -1,4 +1,8 @@
-"""Raw objects from a server, through the same decoding and validation as files."""
+"""Raw objects from a server, through the same decoding as files.
+
+The server validated them on admission, so they are not validated again (validation
+ratchets: an older server keeps objects that v1.37's rules would refuse on create).
+"""
 
 from __future__ import annotations
 
@@ -17,9 +21,15 @@ __all__ = ["cluster_from_items", "pod_to_schedule"]
 _QUIETLY_SKIPPED = ("apps/v1/Deployment ", "apps/v1/DaemonSet ")
 
 
-def cluster_from_items(items: Iterable[dict[str, Any]], source: str) -> tuple[Cluster, list[str]]:
-    """Decode and validate listed objects into a :class:`Cluster`, with notes."""
-    objects, skipped = decode_objects(list(items), source)
+def cluster_from_items(
+    items: Iterable[dict[str, Any]], source: str, *, admitted: bool = True
+) -> tuple[Cluster, list[str]]:
+    """Decode listed objects into a :class:`Cluster`, with notes.
+
+    ``admitted=False`` validates them as the API server would on create (objects that did
+    not come from a server).
+    """
+    objects, skipped = decode_objects(list(items), source, admitted=admitted)
     notes = [
         f"{source}: skipped {what} (kind not used by the scheduler)"
         for what in skipped
@@ -39,7 +49,7 @@ def pod_to_schedule(item: dict[str, Any], source: str) -> tuple[Pod, list[str]]:
             f"{spec['nodeName']}; explaining where it would be placed if scheduled now"
         )
         item = {**item, "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
-    objects, _ = decode_objects([item], source)
+    objects, _ = decode_objects([item], source, admitted=True)
     pods = [o for o in objects if isinstance(o, Pod)]
     if len(pods) != 1:
         raise DecodeError(source, message="the server returned something that is not a Pod")

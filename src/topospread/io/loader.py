@@ -40,6 +40,7 @@ __all__ = [
     "load_documents",
     "load_pod",
     "parse_documents",
+    "paused_gc",
 ]
 
 
@@ -54,6 +55,10 @@ def _no_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+paused_gc = _no_gc
+"""A context that pauses the cyclic garbage collector while large acyclic inputs are built."""
 
 
 def _json_documents(data: bytes, source: str) -> list[Any]:
@@ -155,14 +160,19 @@ class _Seen:
 
 
 def _decode(
-    documents: Sequence[Any], source: str, seen: _Seen, *, name_objects: bool = True
+    documents: Sequence[Any],
+    source: str,
+    seen: _Seen,
+    *,
+    name_objects: bool = True,
+    admitted: bool = False,
 ) -> tuple[list[KubeObject], tuple[str, ...]]:
     with _no_gc():
         decoded = decode_documents(list(documents), source)
     errors: list[FieldError | str] = []
     for obj, where in zip(decoded.objects, decoded.places, strict=True):
         label = _key(obj)
-        problems = _problems(obj)
+        problems = [] if admitted else _problems(obj)
         if name_objects:
             errors.extend(f"{label}: {problem}" for problem in problems)
         else:
@@ -176,7 +186,7 @@ def _decode(
 
 
 def decode_objects(
-    documents: Sequence[Any], source: str
+    documents: Sequence[Any], source: str, *, admitted: bool = False
 ) -> tuple[list[KubeObject], tuple[str, ...]]:
     """Decode and validate parsed JSON documents, as files are; the entry point for API data.
 
@@ -186,8 +196,12 @@ def decode_objects(
     each skipped object. Raises :class:`DecodeError` or :class:`ValidationError` naming
     ``source``, the place (``items[3]``) and the field path of every problem, and refuses
     the same kind/namespace/name twice.
+
+    ``admitted``: the objects were read back from an API server, which validated them on
+    admission; they are decoded (types, quantities, duplicates) but not validated again,
+    since validation ratchets: a server may keep objects that newer rules would refuse.
     """
-    return _decode(documents, source, _Seen())
+    return _decode(documents, source, _Seen(), admitted=admitted)
 
 
 def decode_api_json(data: bytes, source: str) -> tuple[list[KubeObject], tuple[str, ...]]:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from topospread.errors import DecodeError, FieldError
 from topospread.model.names import is_dns1123_label, is_dns1123_subdomain
@@ -76,6 +76,13 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+# Quantities repeat across a cluster ("100m", "64Mi" in every replica); parsed ones are
+# immutable, so each distinct spelling is parsed once. Bounded: hostile input with many
+# distinct spellings only stops being cached.
+_QUANTITY_CACHE_SIZE: Final = 4096
+_QUANTITIES: dict[str, Quantity] = {}
 
 
 class _Reader:
@@ -215,11 +222,15 @@ class _Reader:
                 self._type_error(f"{where}[{name}]", raw, "quantity")
                 continue
             text = raw if isinstance(raw, str) else _number_text(raw)
-            try:
-                quantity = parse_quantity(text)
-            except QuantityError as exc:
-                self.errors.append(FieldError.invalid(f"{where}[{name}]", text, str(exc)))
-                continue
+            quantity = _QUANTITIES.get(text)
+            if quantity is None:
+                try:
+                    quantity = parse_quantity(text)
+                except QuantityError as exc:
+                    self.errors.append(FieldError.invalid(f"{where}[{name}]", text, str(exc)))
+                    continue
+                if len(_QUANTITIES) < _QUANTITY_CACHE_SIZE:
+                    _QUANTITIES[text] = quantity
             if quantity.amount < 0:
                 # ValidateNonnegativeQuantity (pkg/apis/core/validation): requests, limits,
                 # overhead, capacity and allocatable are all checked with it.
