@@ -24,6 +24,10 @@ from topospread.model.quantity import QuantityError, parse_quantity
         pytest.param("1e3", Fraction(1000), 1_000_000, 1000, id="1e3 is a decimal exponent"),
         pytest.param("1E3", Fraction(1000), 1_000_000, 1000, id="1E3 is an exponent too"),
         pytest.param("1E", Fraction(10**18), 10**21, 10**18, id="a bare E is exa"),
+        pytest.param("+", Fraction(0), 0, 0, id="a lone sign is zero upstream"),
+        pytest.param("e3", Fraction(0), 0, 0, id="an exponent without digits is zero"),
+        pytest.param(".", Fraction(0), 0, 0, id="a lone dot is zero"),
+        pytest.param("Ki", Fraction(0), 0, 0, id="a lone suffix is zero"),
         pytest.param("1.5", Fraction(3, 2), 1500, 2, id="1.5 rounds up to 2 units"),
         pytest.param("0.1m", Fraction(1, 10_000), 1, 1, id="0.1m rounds up to one milli"),
         pytest.param("3n", Fraction(3, 10**9), 1, 1, id="nano amounts round up"),
@@ -52,9 +56,9 @@ def test_parse_quantity(text: str, amount: Fraction, milli: int, value: int) -> 
         pytest.param("1KI", id="a wrongly cased binary suffix"),
         pytest.param(" 1", id="a leading space"),
         pytest.param("1 ", id="a trailing space"),
-        pytest.param("e3", id="an exponent without digits"),
         pytest.param("1e", id="an exponent without a power"),
-        pytest.param("+", id="a lone sign"),
+        pytest.param("1e99999999999999999999", id="an exponent beyond int64"),
+        pytest.param("1" * 1001, id="longer than the limit"),
     ],
 )
 def test_invalid_quantities_are_rejected(text: str) -> None:
@@ -65,3 +69,38 @@ def test_invalid_quantities_are_rejected(text: str) -> None:
 def test_negative_quantities_round_away_from_zero_like_go() -> None:
     assert parse_quantity("-1.5").value() == -2
     assert parse_quantity("-1.5m").milli_value() == -2
+
+
+@pytest.mark.parametrize(
+    ("text", "resource", "amount"),
+    [
+        # Checked with the oracle (kube-scheduler v1.37.1): these fit a 4-CPU node, since
+        # positiveScaleInt64 gives up on overflow and MilliValue returns 0.
+        pytest.param("1e99999999", "cpu", Fraction(0), id="a huge exponent reads as 0 cpu"),
+        pytest.param("1.5e99999999", "memory", Fraction(0), id="and as 0 bytes"),
+        pytest.param("100E", "cpu", Fraction(0), id="100E overflows to 0 millicores"),
+        pytest.param("1e30", "cpu", Fraction(0), id="1e30 too"),
+        pytest.param("1E", "cpu", Fraction(0), id="1E is 0 millicores"),
+        pytest.param("1E", "memory", Fraction(10**18), id="but 10^18 bytes"),
+        # MilliValue wraps: (2^63-1) * 1000 in int64 is -1000.
+        pytest.param("9223372036854775807", "cpu", Fraction(-1), id="int64 max wraps"),
+        pytest.param("9223372036854775807", "memory", Fraction(2**63 - 1), id="as Value"),
+        pytest.param("1e-2147483648", "cpu", Fraction(1, 1000), id="tiny rounds up to 1n"),
+    ],
+)
+def test_go_int64_readings(text: str, resource: str, amount: Fraction) -> None:
+    assert parse_quantity(text, resource).amount == amount
+
+
+def test_huge_exponents_are_answered_fast() -> None:
+    import time
+
+    started = time.process_time()
+    for text in ("1e99999999", "1.5e2147483647", "-1e99999999", "1e4294967297"):
+        parse_quantity(text, "cpu")
+    assert time.process_time() - started < 0.5
+
+
+def test_negative_is_the_written_sign() -> None:
+    assert parse_quantity("-1e99999999", "cpu").negative
+    assert not parse_quantity("-0", "cpu").negative

@@ -82,7 +82,7 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # immutable, so each distinct spelling is parsed once. Bounded: hostile input with many
 # distinct spellings only stops being cached.
 _QUANTITY_CACHE_SIZE: Final = 4096
-_QUANTITIES: dict[str, Quantity] = {}
+_QUANTITIES: dict[tuple[str, bool], Quantity] = {}
 
 
 class _Reader:
@@ -221,17 +221,20 @@ class _Reader:
             if isinstance(raw, bool) or not isinstance(raw, str | int | float):
                 self._type_error(f"{where}[{name}]", raw, "quantity")
                 continue
-            text = raw if isinstance(raw, str) else _number_text(raw)
-            quantity = _QUANTITIES.get(text)
+            # Quantity.UnmarshalJSON trims spaces around the text before parsing it.
+            text = raw.strip() if isinstance(raw, str) else _number_text(raw)
+            # Only cpu is read as a MilliValue; it matters when int64 arithmetic overflows.
+            cache_key = (text, name == "cpu")
+            quantity = _QUANTITIES.get(cache_key)
             if quantity is None:
                 try:
-                    quantity = parse_quantity(text)
+                    quantity = parse_quantity(text, str(name))
                 except QuantityError as exc:
                     self.errors.append(FieldError.invalid(f"{where}[{name}]", text, str(exc)))
                     continue
                 if len(_QUANTITIES) < _QUANTITY_CACHE_SIZE:
-                    _QUANTITIES[text] = quantity
-            if quantity.amount < 0:
+                    _QUANTITIES[cache_key] = quantity
+            if quantity.negative:
                 # ValidateNonnegativeQuantity (pkg/apis/core/validation): requests, limits,
                 # overhead, capacity and allocatable are all checked with it.
                 self.errors.append(
