@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from topospread.model.quantity import QuantityError, parse_quantity
+from topospread.model.quantity import QuantityError, is_negative_quantity, parse_quantity
 
 
 @pytest.mark.parametrize(
@@ -102,5 +102,6 @@ def test_huge_exponents_are_answered_fast() -> None:
 
 
 def test_negative_is_the_written_sign() -> None:
-    assert parse_quantity("-1e99999999", "cpu").negative
-    assert not parse_quantity("-0", "cpu").negative
+    assert is_negative_quantity("-1e99999999")
+    assert not is_negative_quantity("-0")
+    assert not is_negative_quantity("9223372036854775807")

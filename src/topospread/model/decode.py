@@ -48,7 +48,12 @@ from topospread.model.objects import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from topospread.model.quantity import Quantity, QuantityError, parse_quantity
+from topospread.model.quantity import (
+    Quantity,
+    QuantityError,
+    is_negative_quantity,
+    parse_quantity,
+)
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -234,7 +239,7 @@ class _Reader:
                     continue
                 if len(_QUANTITIES) < _QUANTITY_CACHE_SIZE:
                     _QUANTITIES[cache_key] = quantity
-            if quantity.negative:
+            if is_negative_quantity(text):
                 # ValidateNonnegativeQuantity (pkg/apis/core/validation): requests, limits,
                 # overhead, capacity and allocatable are all checked with it.
                 self.errors.append(

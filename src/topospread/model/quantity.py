@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-__all__ = ["MAX_QUANTITY_LENGTH", "Quantity", "QuantityError", "parse_quantity"]
+__all__ = [
+    "MAX_QUANTITY_LENGTH",
+    "Quantity",
+    "QuantityError",
+    "is_negative_quantity",
+    "parse_quantity",
+]
 
 MAX_QUANTITY_LENGTH: Final = 1000
 """The longest quantity text read (a real one has at most about 30 characters)."""
@@ -57,8 +63,6 @@ class Quantity:
 
     amount: Fraction
     """The value in base units (cores, bytes, counts), as the scheduler reads it."""
-    negative: bool = False
-    """Whether the written value is below zero (``Cmp(Quantity{}) < 0``), whatever the reading."""
 
     def milli_value(self) -> int:
         """The value in thousandths, rounded away from zero (``Quantity.MilliValue``)."""
@@ -258,6 +262,17 @@ def parse_quantity(text: str, resource: str | None = None) -> Quantity:
     return _settle(sign, digits * binary, exact_power, milli, units, resource)
 
 
+def is_negative_quantity(text: str) -> bool:
+    """Whether a valid quantity's written value is below zero (``Cmp(Quantity{}) < 0``).
+
+    Read from the text: the scheduler's int64 reading may have wrapped to either sign.
+    """
+    if not text.startswith("-"):
+        return False
+    _, num, denom, _ = _split(text)
+    return (num + denom).strip("0") != ""
+
+
 def _settle_capped(text: str, sign: int, resource: str | None) -> Quantity:
     # maxAllowed: an inf.Dec of 2^63-1 at scale 0; MilliValue multiplies it by 1000 in int64.
     milli = _wrap(sign * _INT64_MAX * 1000)
@@ -272,13 +287,12 @@ def _settle(
     units: int,
     resource: str | None,
 ) -> Quantity:
-    negative = sign < 0 and (magnitude is None or magnitude != 0)
     if magnitude is not None and power is not None and power <= 40:
         exact = sign * Fraction(magnitude) * Fraction(10) ** power
         if _away_from_zero(exact * 1000) == milli and _away_from_zero(exact) == units:
-            return Quantity(exact, negative)
+            return Quantity(exact)
     # Go's int64 reading differs from the exact value: keep what the scheduler reads, the
     # MilliValue for cpu (NodeResourcesFit's MilliCPU) and the Value for everything else.
     if resource == "cpu":
-        return Quantity(Fraction(milli, 1000), negative)
-    return Quantity(Fraction(units), negative)
+        return Quantity(Fraction(milli, 1000))
+    return Quantity(Fraction(units))
