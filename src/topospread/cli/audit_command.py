@@ -135,9 +135,25 @@ _config_option = click.option(
 )
 @_fail_on_option
 @_disable_option
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Audit the live cluster of this kubeconfig (default without "
+    "--cluster: $KUBECONFIG, ~/.kube/config, in-cluster).",
+)
+@click.option(
+    "--context",
+    default=None,
+    metavar="NAME",
+    help="The kubeconfig context to audit (default: current-context).",
+)
 @_reports_errors
 def audit_command(
     workload: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
     cluster_files: Sequence[Path],
     config_file: Path | None,
     namespaces: Sequence[str],
@@ -152,8 +168,12 @@ def audit_command(
 
     WORKLOAD is `deployment/web`, `statefulset/db` or a bare name.
     """
-    if not cluster_files:
-        raise click.UsageError("give --cluster FILE (one or more kubectl get -o yaml captures)")
+    live = not cluster_files
+    if not live and (kubeconfig is not None or context is not None):
+        raise click.UsageError(
+            "--kubeconfig and --context audit a live cluster; "
+            "--cluster audits files: give one or the other"
+        )
     if all_namespaces and namespaces:
         raise click.UsageError("-A and -n cannot be combined")
     disabled = _disabled(disable)
@@ -164,8 +184,16 @@ def audit_command(
         kind=kind,
         name=name,
     )
-    objects, notes = load_audit_objects(str(p) for p in cluster_files)
     configuration = load_configuration(config_file)
+    if live:
+        from topospread.cli.live import audit_objects_from_cluster
+
+        objects, notes, context_namespace = audit_objects_from_cluster(kubeconfig, context)
+        if not namespaces and not all_namespaces:
+            # kubectl's default scope: the context's namespace; -A for all of them.
+            scope = Scope(frozenset({context_namespace}), scope.selector, scope.kind, scope.name)
+    else:
+        objects, notes = load_audit_objects(str(p) for p in cluster_files)
     report_audit(
         objects,
         notes,

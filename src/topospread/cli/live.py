@@ -19,10 +19,12 @@ from topospread.framework.config.types import SchedulerConfiguration
 if TYPE_CHECKING:
     from topospread.engine.explain import Explanation
     from topospread.engine.sim.scenario import Scenario
+    from topospread.model.workloads import ManifestObject
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
+    "audit_objects_from_cluster",
     "explain_live_pod",
     "kube_options",
     "scenario_from_cluster",
@@ -115,6 +117,29 @@ def scenario_from_cluster(
     for note in read.notes:
         click.echo(f"note: {note}", err=True)
     return load_scenario(scenario, starting_objects=read.items, starting_source=read.source)
+
+
+def audit_objects_from_cluster(
+    kubeconfig: Path | None, context: str | None
+) -> tuple[list[ManifestObject], list[str], str]:
+    """Workloads, pods and nodes of the live cluster for ``audit``; with the notes and the
+    context's namespace (the default scope, as kubectl's)."""
+    from topospread.client.live import read_live
+    from topospread.client.source import AUDIT_RESOURCES
+    from topospread.io.loader import paused_gc
+    from topospread.model.workloads import decode_manifests
+
+    read = read_live(kubeconfig, context, resources=AUDIT_RESOURCES)
+    with paused_gc():
+        decoded = decode_manifests(
+            [{"apiVersion": "v1", "kind": "List", "items": list(read.items)}], read.source
+        )
+    settle_loaded_objects()
+    notes = [
+        *read.notes,
+        *(f"{read.source}: skipped {s} (kind not audited)" for s in decoded.skipped),
+    ]
+    return [obj for _, obj in decoded.objects], notes, read.namespace
 
 
 @click.command("snapshot")

@@ -23,6 +23,7 @@ from topospread.client.transport import Request, Transport, query, raise_for_sta
 from topospread.errors import ClusterError, go_quote
 
 __all__ = [
+    "AUDIT_RESOURCES",
     "DEFAULT_PAGE_SIZE",
     "SCHEDULER_RESOURCES",
     "ClusterRead",
@@ -71,6 +72,8 @@ STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
+JOBS = Resource("batch", "v1", "jobs", "Job")
+CRON_JOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 
 SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     NODES,
@@ -85,6 +88,9 @@ SCHEDULER_RESOURCES: tuple[Resource, ...] = (
 )
 """What kube-scheduler's informers watch that topospread models, plus Deployments (the
 owners of ReplicaSets, for the simulator and audit)."""
+
+AUDIT_RESOURCES: tuple[Resource, ...] = (*SCHEDULER_RESOURCES, DAEMON_SETS, JOBS, CRON_JOBS)
+"""What ``audit`` reads: the scheduler's objects and every workload kind that owns pods."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,17 @@ class Kube:
         answer = self._send("POST", path, request, "application/json")
         return str(answer["status"]["token"])
 
+    def bind(self, pod_name: str, node_name: str, namespace: str = "default") -> None:
+        """Bind a pod as a scheduler does (the answer is a Status, not the pod)."""
+        path = _RESOURCES["Pod"].path(namespace, pod_name) + "/binding"
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod_name},
+            "target": {"kind": "Node", "name": node_name},
+        }
+        self._send("POST", path, binding, "application/json")
+
     def patch(
         self, kind: str, name: str, patch: Mapping[str, Any], namespace: str = "default"
     ) -> dict[str, Any]:

@@ -551,6 +551,10 @@ class _Parser:
             problems = validate_workload_spec(obj)
         elif isinstance(obj, PodDisruptionBudget):
             problems = validate_pod_disruption_budget(obj)
+        elif isinstance(obj, Pod) and obj.metadata.uid:
+            # Read back from a cluster (a capture, or --from-cluster): admitted already, with
+            # matchLabelKeys merged into its selectors; validated as stored, not as a POST.
+            problems = validate_pod(obj, create=False)
         else:
             problems = validate_object(obj)
         if problems:
