@@ -18,6 +18,6 @@ def main() -> None:
             "install it with: pip install 'topospread[cli]'\n"
         )
         raise SystemExit(2) from None
-    from topospread.cli.commands import cli
+    from topospread.cli.lazy import lazy_cli
 
-    cli(prog_name="topospread")
+    lazy_cli(prog_name="topospread")

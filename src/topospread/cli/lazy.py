@@ -1,0 +1,77 @@
+"""The ``topospread`` group as the console script sees it: commands are imported on use.
+
+``topospread --help`` and ``--version`` need only the command names and their one-line
+summaries, so they do not import the commands module (and with it NumPy, the simulator,
+the renderers and the cluster client): that keeps them under 150 ms. Any command is
+looked up in :mod:`topospread.cli.commands` when it is invoked. ``SUMMARIES`` must match
+the commands there; ``tests/cli/test_lazy_help.py`` checks that it does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import click
+
+from topospread import KUBERNETES_VERSION, __version__
+
+__all__ = ["SUMMARIES", "lazy_cli"]
+
+SUMMARIES: Final[dict[str, str]] = {
+    "audit": "Audit every workload's spread: counts as the scheduler counts them, and findings.",
+    "examples": "List the bundled examples (run one with `topospread explain --example NAME`).",
+    "explain": "Explain one scheduling attempt: every node's verdict, the spread arithmetic, "
+    "scores.",
+    "lint": "Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) "
+    "before they are applied; `-` reads standard input (Helm or kustomize output).",
+    "scheduler": "Schedule the pods of a live cluster as kube-scheduler v1.37.1 would.",
+    "simulate": "Run a what-if SCENARIO (a file, or a bundled name; default: the story).",
+    "snapshot": "Write what the scheduler reads from the cluster as one kind: List file.",
+}
+"""Each command's name and the first paragraph of its help, as ``--help`` lists them."""
+
+
+def _real_group() -> click.Group:
+    from topospread.cli.commands import cli
+
+    return cli
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(SUMMARIES) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return _real_group().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = sorted(SUMMARIES)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [
+            (name, click.utils.make_default_short_help(SUMMARIES[name], limit)) for name in names
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _make() -> click.Group:
+    @click.group(
+        cls=_LazyGroup,
+        context_settings={
+            "help_option_names": ["-h", "--help"],
+            "auto_envvar_prefix": "TOPOSPREAD",
+        },
+    )
+    @click.version_option(
+        __version__, message=f"%(prog)s %(version)s (kube-scheduler {KUBERNETES_VERSION})"
+    )
+    def cli() -> None:
+        """Kubernetes Pod Topology Spread: where pods land, why one is Pending, how to keep spread."""
+
+    return cli
+
+
+lazy_cli: Final[Any] = _make()
+"""The console script's group; the same commands as ``topospread.cli.commands.cli``."""
