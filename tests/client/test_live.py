@@ -393,3 +393,15 @@ def test_the_reader_cluster_role_grants_what_explain_needs_and_nothing_to_write(
     finally:
         reader.close()
     assert response.status == 403
+
+
+def test_a_token_the_server_does_not_know_gets_the_401_in_one_line(control_plane, tmp_path) -> None:
+    config = yaml.safe_load(control_plane.admin_token_kubeconfig.read_text())
+    for user in config["users"]:
+        user["user"] = {"token": "not-a-token-the-server-knows"}
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    code, out, err = run("explain", "default/any", "--kubeconfig", str(kubeconfig))
+    assert (code, out) == (2, "")
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"{control_plane.server}: 401 Unauthorized: ")
