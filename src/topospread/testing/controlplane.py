@@ -164,6 +164,7 @@ class ControlPlane:
         self._ready_timeout = ready_timeout
         self._extra_apiserver_args = extra_apiserver_args
         self._processes: list[_Process] = []
+        self._apiserver_args: list[str] = []
         self._workdir: Path | None = None
         self._ports: _Ports | None = None
         self.admin_token = secrets.token_hex(16)
@@ -269,6 +270,31 @@ class ControlPlane:
         self._ports = None
         atexit.unregister(self.stop)
 
+    def kill_apiserver(self) -> None:
+        """SIGKILL kube-apiserver (a crash: no graceful shutdown, connections reset); the
+        other processes keep running. :meth:`start_apiserver` brings it back."""
+        for process in self._processes:
+            if process.name == "kube-apiserver" and process.popen.poll() is None:
+                process.popen.kill()
+                process.popen.wait()
+                process.log_handle.close()
+        self._processes = [p for p in self._processes if p.name != "kube-apiserver"]
+
+    def start_apiserver(self) -> None:
+        """Start kube-apiserver again, on the same port with the same flags, and wait
+        until it is ready."""
+        if any(p.name == "kube-apiserver" for p in self._processes):
+            raise ControlPlaneError("kube-apiserver is already running")
+        deadline = time.monotonic() + self._ready_timeout
+        apiserver = self._spawn("kube-apiserver", self._apiserver_args)
+        self._wait_ready(apiserver, f"{self.server}/readyz", self._api_context(), deadline)
+
+    def restart_apiserver(self, down_seconds: float = 0.0) -> None:
+        """Kill kube-apiserver, leave it down ``down_seconds``, start it again (ready)."""
+        self.kill_apiserver()
+        time.sleep(down_seconds)
+        self.start_apiserver()
+
     # -- credentials --------------------------------------------------------------------------
 
     def _write_credentials(self) -> None:
@@ -364,36 +390,34 @@ class ControlPlane:
         )
         self._wait_ready(etcd, f"{self.etcd_url}/health", None, deadline)
 
-        apiserver = self._spawn(
-            "kube-apiserver",
-            [
-                f"--etcd-servers={self.etcd_url}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={ports.apiserver}",
-                # 1.37 refuses a loopback advertise address while it reconciles the
-                # `kubernetes` Endpoints; nothing in-cluster needs them here.
-                "--advertise-address=127.0.0.1",
-                "--endpoint-reconciler-type=none",
-                f"--cert-dir={d / 'apiserver-certs'}",
-                f"--tls-cert-file={d / 'apiserver.crt'}",
-                f"--tls-private-key-file={d / 'apiserver.key'}",
-                f"--client-ca-file={self.ca_file}",
-                f"--token-auth-file={d / 'tokens.csv'}",
-                "--authorization-mode=RBAC",
-                "--anonymous-auth=false",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={d / 'sa.pub'}",
-                f"--service-account-signing-key-file={d / 'sa.key'}",
-                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
-                # No kubelet runs: TaintNodesByCondition would give every new Node a
-                # not-ready taint nobody removes, and ServiceAccount would refuse pods until
-                # the controller manager has made each namespace's default ServiceAccount.
-                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-                "--allow-privileged=true",
-                "--profiling=false",
-                *self._extra_apiserver_args,
-            ],
-        )
+        self._apiserver_args = [
+            f"--etcd-servers={self.etcd_url}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={ports.apiserver}",
+            # 1.37 refuses a loopback advertise address while it reconciles the
+            # `kubernetes` Endpoints; nothing in-cluster needs them here.
+            "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",
+            f"--cert-dir={d / 'apiserver-certs'}",
+            f"--tls-cert-file={d / 'apiserver.crt'}",
+            f"--tls-private-key-file={d / 'apiserver.key'}",
+            f"--client-ca-file={self.ca_file}",
+            f"--token-auth-file={d / 'tokens.csv'}",
+            "--authorization-mode=RBAC",
+            "--anonymous-auth=false",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-account-key-file={d / 'sa.pub'}",
+            f"--service-account-signing-key-file={d / 'sa.key'}",
+            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+            # No kubelet runs: TaintNodesByCondition would give every new Node a
+            # not-ready taint nobody removes, and ServiceAccount would refuse pods until
+            # the controller manager has made each namespace's default ServiceAccount.
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+            "--allow-privileged=true",
+            "--profiling=false",
+            *self._extra_apiserver_args,
+        ]
+        apiserver = self._spawn("kube-apiserver", self._apiserver_args)
         self._wait_ready(apiserver, f"{self.server}/readyz", self._api_context(), deadline)
 
         component_common = [

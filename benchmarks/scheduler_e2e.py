@@ -1,0 +1,279 @@
+"""End-to-end pods/s of ``topospread scheduler`` and kube-scheduler v1.37.1, side by side.
+
+For each scheduler and size, a fresh control plane (etcd + kube-apiserver of the pinned
+release, no controller manager: nothing else writes) is filled with scheduler_perf's
+TopologySpreading shape — N ``node-default`` Nodes labelled ``topology.kubernetes.io/zone``
+moon-1/2/3, then M Pending ``pod-with-topology-spreading`` pods (color=blue, maxSkew 5 on
+the zone, DoNotSchedule, 100m CPU / 500Mi). Then the scheduler is started as a process
+with the same KubeSchedulerConfiguration (default profile, leader election off,
+``clientConnection`` qps/burst 5000 for both) and timed from its launch until a watch has
+seen every pod bound: start, informer sync, cycles and binds all included. The spread of
+the result is checked (every DoNotSchedule constraint holds) and each scheduler's CPU
+time is read from /proc. Writes its table into BENCHMARKS.md between its own markers.
+
+    python benchmarks/scheduler_e2e.py                         # 1,000 nodes / 5,000 pods
+    python benchmarks/scheduler_e2e.py --sizes 1000x5000 5000x5000 --repeat 2
+    python benchmarks/scheduler_e2e.py --only topospread --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from topospread.client.config import connect
+from topospread.client.transport import Request
+from topospread.testing.controlplane import ControlPlane
+from topospread.testing.live import Kube
+from topospread.testing.scheduling import create_all, list_raw, spread_violations
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK_START = "<!-- scheduler-e2e:start -->"
+MARK_END = "<!-- scheduler-e2e:end -->"
+ZONE_KEY = "topology.kubernetes.io/zone"
+ZONES = ("moon-1", "moon-2", "moon-3")
+NAMESPACE = "bench"
+
+
+def perf_node(i: int) -> dict[str, Any]:
+    """scheduler_perf's node-default.yaml with the zone label its strategy adds."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": f"scheduler-perf-{i}",
+            "labels": {ZONE_KEY: ZONES[i % 3], "kubernetes.io/hostname": f"scheduler-perf-{i}"},
+        },
+        "status": {
+            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "conditions": [{"status": "True", "type": "Ready"}],
+            "phase": "Running",
+        },
+    }
+
+
+def spreading_pod(i: int) -> dict[str, Any]:
+    """scheduler_perf's pod-with-topology-spreading.yaml."""
+    resources = {"cpu": "100m", "memory": "500Mi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"spreading-pod-{i}", "namespace": NAMESPACE,
+                     "labels": {"color": "blue"}},
+        "spec": {
+            "topologySpreadConstraints": [{
+                "maxSkew": 5,
+                "topologyKey": ZONE_KEY,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"color": "blue"}},
+            }],
+            "containers": [{
+                "image": "registry.k8s.io/pause:3.10.2",
+                "name": "pause",
+                "ports": [{"containerPort": 80}],
+                "resources": {"limits": resources, "requests": resources},
+            }],
+        },
+    }
+
+
+def write_config(directory: Path, kubeconfig: Path) -> Path:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 5000, "burst": 5000},
+        "leaderElection": {"leaderElect": False},
+    }
+    path = directory / "scheduler-config.json"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return path
+
+
+class BoundCounter:
+    """Counts pods of the namespace with spec.nodeName, from a list then a watch."""
+
+    def __init__(self, kubeconfig: Path, total: int) -> None:
+        self.connection = connect(kubeconfig)
+        self.total = total
+        self.bound: set[str] = set()
+        self.done = threading.Event()
+        self.finished_at = 0.0
+
+    def run(self) -> None:
+        transport = self.connection.transport
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+        response = transport.send(Request("GET", path))
+        page = json.loads(response.data)
+        for item in page["items"]:
+            if item["spec"].get("nodeName"):
+                self.bound.add(item["metadata"]["name"])
+        version = page["metadata"]["resourceVersion"]
+        query = (("watch", "true"), ("resourceVersion", version), ("timeoutSeconds", "3600"))
+        for line in transport.stream(Request("GET", path, query), read_timeout=3600):
+            event = json.loads(line)
+            obj = event.get("object") or {}
+            if event.get("type") in ("ADDED", "MODIFIED") and obj["spec"].get("nodeName"):
+                self.bound.add(obj["metadata"]["name"])
+                if len(self.bound) >= self.total:
+                    self.finished_at = time.monotonic()
+                    self.done.set()
+                    return
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU of a process (and its reaped children) from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+
+
+def run_one(
+    which: str, nodes: int, pods: int, timeout: float, keep_logs: Path | None = None
+) -> dict[str, Any]:
+    with ControlPlane(controller_manager=False) as plane:
+        kube = Kube(connect(plane.admin_kubeconfig))
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        began = time.monotonic()
+        create_all(kube, [perf_node(i) for i in range(nodes)], workers=32)
+        create_all(kube, [spreading_pod(i) for i in range(pods)], workers=32)
+        fill = time.monotonic() - began
+        config = write_config(plane.workdir, plane.admin_kubeconfig)
+        counter = BoundCounter(plane.admin_kubeconfig, pods)
+        watcher = threading.Thread(target=counter.run, daemon=True)
+        watcher.start()
+        time.sleep(1.0)  # the watch is open before the scheduler starts
+        log = (plane.workdir / f"{which}.log").open("wb")
+        if which == "kube-scheduler":
+            command = [str(plane.binaries / "kube-scheduler"), f"--config={config}",
+                       "--secure-port=0", "-v=1"]
+        else:
+            command = [sys.executable, "-m", "topospread.cli", "scheduler", "--config",
+                       str(config), "--port", "0", "--log-format", "text"]
+        started = time.monotonic()
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            finished = counter.done.wait(timeout)
+            cpu = cpu_seconds(process.pid)
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.close()
+            if keep_logs is not None:
+                keep_logs.mkdir(parents=True, exist_ok=True)
+                target = keep_logs / f"{which}-{nodes}x{pods}.log"
+                target.write_bytes((plane.workdir / f"{which}.log").read_bytes())
+        if not finished:
+            raise SystemExit(f"{which}: only {len(counter.bound)}/{pods} pods bound in {timeout} s "
+                             f"(log {plane.workdir / (which + '.log')})")
+        seconds = counter.finished_at - started
+        admin = connect(plane.admin_kubeconfig)
+        placed = list_raw(admin, f"/api/v1/namespaces/{NAMESPACE}/pods")
+        violations = spread_violations(placed, list_raw(admin, "/api/v1/nodes"))
+        per_zone: dict[str, int] = {}
+        zone_of = {f"scheduler-perf-{i}": ZONES[i % 3] for i in range(nodes)}
+        for item in placed:
+            zone = zone_of[item["spec"]["nodeName"]]
+            per_zone[zone] = per_zone.get(zone, 0) + 1
+        return {
+            "scheduler": which, "nodes": nodes, "pods": pods, "seconds": seconds,
+            "pods_per_second": pods / seconds, "cpu_seconds": cpu, "fill_seconds": fill,
+            "violations": violations, "per_zone": per_zone,
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=["1000x5000"],
+                        help="NODESxPODS (default 1000x5000)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", choices=["topospread", "kube-scheduler"])
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--keep-logs", type=Path, help="copy each scheduler's log here")
+    options = parser.parse_args()
+    schedulers = [options.only] if options.only else ["kube-scheduler", "topospread"]
+    rows: list[dict[str, Any]] = []
+    for size in options.sizes:
+        nodes, pods = (int(x) for x in size.split("x"))
+        for which in schedulers:
+            runs = []
+            for _ in range(options.repeat):
+                result = run_one(which, nodes, pods, options.timeout, options.keep_logs)
+                print(json.dumps({k: v for k, v in result.items() if k != "violations"}),
+                      f"violations={len(result['violations'])}", flush=True)
+                runs.append(result)
+            best = min(runs, key=lambda r: r["seconds"])
+            best["median_seconds"] = statistics.median(r["seconds"] for r in runs)
+            best["runs"] = len(runs)
+            rows.append(best)
+    if not options.no_write:
+        write(rows)
+
+
+def _git_version() -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return done.stdout.strip()
+
+
+def write(rows: list[dict[str, Any]]) -> None:
+    lines = [
+        MARK_START,
+        "## `topospread scheduler` end to end, beside kube-scheduler v1.37.1",
+        "",
+        "`benchmarks/scheduler_e2e.py`: a fresh control plane per run (etcd + kube-apiserver "
+        "v1.37.1, no controller manager), N scheduler_perf `node-default` Nodes over zones "
+        "moon-1/2/3 and M Pending `pod-with-topology-spreading` pods created first; then the "
+        "scheduler process is launched with the same KubeSchedulerConfiguration (default "
+        "profile, leader election off, clientConnection qps/burst 5000) and timed until a "
+        "watch has seen every pod bound — process start, informer sync, cycles, binds and "
+        "Scheduled events included. Same machine, same API server build; the scheduler, "
+        "kube-apiserver and etcd share its cores.",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; code {_git_version()}.",
+        "",
+        "| nodes | pods | scheduler | seconds (best) | median | pods/s | scheduler CPU s "
+        "| DoNotSchedule violations | pods per zone |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        zones = ", ".join(f"{z} {n}" for z, n in sorted(row["per_zone"].items()))
+        lines.append(
+            f"| {row['nodes']:,} | {row['pods']:,} | {row['scheduler']} | {row['seconds']:.1f} "
+            f"| {row['median_seconds']:.1f} | {row['pods_per_second']:.0f} "
+            f"| {row['cpu_seconds']:.1f} | {len(row['violations'])} | {zones} |"
+        )
+    lines += ["", MARK_END]
+    block = "\n".join(lines)
+    path = ROOT / "BENCHMARKS.md"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if MARK_START in text and MARK_END in text:
+        head, _, rest = text.partition(MARK_START)
+        _, _, tail = rest.partition(MARK_END)
+        text = head + block + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
