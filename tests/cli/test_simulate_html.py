@@ -180,11 +180,43 @@ def test_html_and_output_json_combine(tmp_path: Path) -> None:
 
 def test_an_unwritable_destination_is_one_message_and_no_file(tmp_path: Path) -> None:
     path = tmp_path / "missing" / "r.html"
-    code, _, err = run("simulate", "one-constraint", "--html", str(path))
-    assert code == 1
-    assert "Could not open file" in err
-    assert str(path) in err
+    code, out, err = run("simulate", "one-constraint", "--html", str(path))
+    assert code == 2
+    assert err == f"{path}: no such directory: {path.parent}\n"
+    assert out == ""  # checked before the simulation ran
     assert not path.parent.exists()
+
+
+def test_a_directory_as_the_html_target_is_refused_up_front(tmp_path: Path) -> None:
+    code, out, err = run("simulate", "one-constraint", "--html", str(tmp_path))
+    assert code == 2
+    assert out == ""
+    assert "is a directory" in err
+
+
+def test_a_symlink_is_written_through(tmp_path: Path) -> None:
+    real = tmp_path / "real.html"
+    real.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.html"
+    link.symlink_to(real)
+    code, _, _ = run("simulate", "one-constraint", "--html", str(link))
+    assert code == 0
+    assert link.is_symlink()
+    assert "<!DOCTYPE html>" in real.read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "real.html"]
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    from topospread.cli import render_html
+
+    def broken(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(render_html.os, "fsync", broken)
+    target = tmp_path / "r.html"
+    with pytest.raises(OSError, match="No space"):
+        render_html.write_html("<p>x</p>", target)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_list_takes_no_html(tmp_path: Path) -> None:

@@ -17,12 +17,13 @@ from topospread.cli import examples as bundled
 from topospread.cli.live import (
     explain_live_pod,
     kube_options,
+    kubeconfig_options,
     scenario_from_cluster,
     settle_loaded_objects,
     snapshot_command,
 )
 from topospread.cli.render_explain import render_explanation
-from topospread.cli.render_html import render_html, write_html
+from topospread.cli.render_html import html_target_problem, render_html, write_html
 from topospread.cli.render_simulate import render_simulation
 from topospread.engine.explain import Explanation, explain
 from topospread.engine.sim.simulator import SimProgress, simulate
@@ -132,8 +133,9 @@ def explain_command(
     """
     if target is not None:
         if cluster_files or pod_file or example:
-            raise click.UsageError("a pod of a live cluster cannot be combined with "
-                                   "--cluster, --pod or --example")
+            raise click.UsageError(
+                "a pod of a live cluster cannot be combined with --cluster, --pod or --example"
+            )
         configuration = load_configuration(config_file)
         result, notes = explain_live_pod(
             target, namespace, kubeconfig, context, configuration, tie_break, seed
@@ -141,8 +143,9 @@ def explain_command(
         _print_explanation(result, notes, output)
         return
     if kubeconfig is not None or context is not None or namespace is not None:
-        raise click.UsageError("--kubeconfig, --context and --namespace need a pod to explain "
-                               "(pod/NAME)")
+        raise click.UsageError(
+            "--kubeconfig, --context and --namespace need a pod to explain (pod/NAME)"
+        )
     if example is not None:
         if cluster_files or pod_file:
             raise click.UsageError("--example cannot be combined with --cluster or --pod")
@@ -218,11 +221,7 @@ def examples_command() -> None:
     help="Start from the live cluster of the kubeconfig context (read-only), with the "
     "SCENARIO's steps if one is given.",
 )
-@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              metavar="FILE", help="Kubeconfig for --from-cluster (default: $KUBECONFIG, "
-              "~/.kube/config, in-cluster).")
-@click.option("--context", default=None, metavar="NAME",
-              help="Kubeconfig context for --from-cluster (default: current-context).")
+@kubeconfig_options
 @_reports_errors
 def simulate_command(
     scenario: str | None,
@@ -244,6 +243,11 @@ def simulate_command(
         for found in bundled.all_scenarios():
             click.echo(f"{found.name:32} {found.summary}")
         return
+    if html_path is not None:
+        # Checked before the simulation runs, which may be long.
+        problem = html_target_problem(html_path)
+        if problem is not None:
+            raise InputError(str(html_path), message=problem)
     if from_cluster:
         parsed = scenario_from_cluster(
             bundled.scenario_path(scenario) if scenario else None, kubeconfig, context
@@ -276,7 +280,7 @@ def simulate_command(
         try:
             write_html(render_html(result, parsed), html_path)
         except OSError as exc:
-            raise click.FileError(str(html_path), hint=exc.strerror or str(exc)) from exc
+            raise InputError(str(html_path), message=exc.strerror or "cannot write") from None
         click.echo(f"wrote {html_path}", err=True)
     if output == "json":
         click.echo(json.dumps(result.to_json(), indent=2))

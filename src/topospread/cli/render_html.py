@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import tempfile
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -34,7 +37,7 @@ from topospread.engine.sim.result import (
 )
 from topospread.engine.sim.scenario import Scenario, describe_action
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["html_target_problem", "render_html", "write_html"]
 
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 """Okabe–Ito colours (told apart with colour-blindness); each pod also carries a letter."""
@@ -87,36 +90,80 @@ def render_html(result: SimulationResult, scenario: Scenario | None = None) -> s
     return "".join(parts)
 
 
+def html_target_problem(path: Path) -> str | None:
+    """Why ``path`` cannot take the report, checked before any long work; None if it can.
+
+    The report is written beside the target and renamed over it, so the target's folder
+    must exist and be writable; the target must not be a folder. A symbolic link is
+    written through: its target gets the report and the link stays.
+    """
+    target = _through_links(path)
+    if target.is_dir():
+        return "is a directory"
+    folder = target.parent
+    if not folder.exists():
+        return f"no such directory: {folder}"
+    if not folder.is_dir():
+        return f"not a directory: {folder}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in {folder}: permission denied"
+    return None
+
+
+def _through_links(path: Path) -> Path:
+    # Follow a symbolic link (chains too) to the file it names, even a dangling one.
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+@contextmanager
+def _signals_unwind() -> Iterator[None]:
+    # SIGTERM and SIGHUP end the process without running cleanups; while the temporary
+    # file exists they raise SystemExit instead, so it is removed. (SIGKILL cannot be.)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def write_html(text: str, path: Path) -> None:
     """Write ``text`` to ``path`` atomically: a temporary file beside it, then a rename.
 
-    On any error the temporary file is removed and ``path`` is left as it was.
+    A symbolic link is written through (the file it names is replaced, the link kept). On
+    any error or interruption the temporary file is removed and the target is left as
+    it was.
     """
-    with tempfile.NamedTemporaryFile(
-        "w",
-        encoding="utf-8",
-        dir=path.parent,
-        prefix=f".{path.name}.",
-        suffix=".tmp",
-        delete=False,
-    ) as handle:
+    target = _through_links(path)
+    with _signals_unwind():
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - removed on every path below
+            "w",
+            encoding="utf-8",
+            dir=target.parent,
+            prefix=f".{target.name[:100]}.",
+            suffix=".tmp",
+            delete=False,
+        )
         temporary = Path(handle.name)
         try:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+            with handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            temporary.chmod(0o666 & ~umask)
+            temporary.replace(target)
         except BaseException:
-            handle.close()
             temporary.unlink(missing_ok=True)
             raise
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        temporary.chmod(0o666 & ~umask)
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def _e(text: object) -> str:
