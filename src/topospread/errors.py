@@ -40,6 +40,7 @@ __all__ = [
     "Unauthorized",
     "UnsupportedError",
     "ValidationError",
+    "cut",
     "go_quote",
 ]
 
@@ -74,19 +75,41 @@ def go_quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+MAX_VALUE_CHARS = 200
+"""Values quoted in messages are cut to this many characters (a label value is at most 63)."""
+
+MAX_LINE_CHARS = 1000
+"""Message lines are cut to this many characters: input never floods the terminal."""
+
+
+def cut(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """``text`` whole if short, else its start and a marker saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit:,} more characters)"
+
+
 def _render_value(value: object) -> str:
     # field.Error.ErrorBody: simple scalars with %v, strings with %q, the rest as JSON.
     # Dicts keep their insertion order: Go marshals structs in field order (build such
-    # values in that order) and maps with sorted keys (build those sorted).
+    # values in that order) and maps with sorted keys (build those sorted). Long values
+    # are cut (input is never echoed whole).
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return str(value)
+        try:
+            return cut(str(value))
+        except ValueError:
+            return "(a number too long to show)"
     if isinstance(value, str):
-        return go_quote(value)
+        return go_quote(cut(value))
     if value is None:
         return "null"
-    return json.dumps(value, separators=(",", ":"), sort_keys=False, ensure_ascii=False)
+    try:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=False, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return "(a value too deep to show)"
+    return cut(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +198,8 @@ class InputError(TopospreadError):
         """One line per problem, each prefixed by the source."""
         prefix = f"{self.source}: " if self.source else ""
         if not self.errors:
-            return [prefix + self.message]
-        return [prefix + str(e) for e in self.errors]
+            return [cut(prefix + self.message, MAX_LINE_CHARS)]
+        return [cut(prefix + str(e), MAX_LINE_CHARS) for e in self.errors]
 
 
 class DecodeError(InputError):

@@ -60,6 +60,8 @@ from yaml.events import (
     StreamStartEvent,
 )
 
+from topospread.errors import cut, go_quote
+
 __all__ = ["MAX_DEPTH", "YamlSyntaxError", "parse_yaml_documents"]
 
 MAX_DEPTH: Final = 1000
@@ -239,7 +241,7 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         if text in ("", "~", "null", "Null", "NULL"):
             return None
         raise YamlSyntaxError(
-            f"cannot decode !!{_kind_name(_resolve_plain(text))} `{text}` as a !!null"
+            f"cannot decode !!{_kind_name(_resolve_plain(text))} `{cut(text)}` as a !!null"
         )
     if tag not in _RESOLVABLE:
         return text
@@ -247,7 +249,7 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         if _is_timestamp(text):
             return text
         raise YamlSyntaxError(
-            f"cannot decode !!{_kind_name(_resolve_plain(text))} `{text}` as a !!timestamp"
+            f"cannot decode !!{_kind_name(_resolve_plain(text))} `{cut(text)}` as a !!timestamp"
         )
     value = _resolve_plain(text)
     kind = _kind_name(value)
@@ -258,7 +260,7 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         return value
     if wanted == "float" and kind == "int":
         return float(value)
-    raise YamlSyntaxError(f"cannot decode !!{kind} `{text}` as a !!{wanted}")
+    raise YamlSyntaxError(f"cannot decode !!{kind} `{cut(text)}` as a !!{wanted}")
 
 
 def _float32_key(value: float) -> str:
@@ -469,7 +471,7 @@ def _read_document(parser: Any) -> Any:
 
 def _go_quote_key(key: Any) -> str:
     if isinstance(key, str):
-        return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(cut(key))
     if isinstance(key, bool):
         return "true" if key else "false"
     return str(key)
