@@ -27,9 +27,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from topospread.client.config import connect
-from topospread.client.live import parse_pod_reference, read_live, take_pod
-from topospread.client.objects import cluster_from_items, pod_to_schedule
+from topospread.client.live import read_live
+from topospread.client.objects import cluster_from_items, read_pod_and_cluster
 from topospread.engine.cluster import Cluster
 from topospread.engine.explain import Explanation
 from topospread.engine.explain import explain as _explain
@@ -126,17 +125,10 @@ def explain_pod(
     seed: int = 0,
 ) -> Explanation:
     """Explain a pod of a live cluster (``pod/NAME``, ``NS/NAME`` or ``NAME``). Read-only."""
-    name, named_namespace = parse_pod_reference(reference, namespace)
-    connection = connect(kubeconfig, context)
-    try:
-        read = read_live(connection=connection)
-        pod_namespace = named_namespace or connection.namespace
-        item, rest = take_pod(read, name, pod_namespace, connection)
-    finally:
-        connection.close()
-    cluster, _ = cluster_from_items(rest, read.source)
-    pod, _ = pod_to_schedule(item, f"{read.source}: pod {pod_namespace}/{name}")
-    return _explain(cluster, pod, _configuration(config), tie_break=tie_break, seed=seed)
+    question = read_pod_and_cluster(reference, namespace, kubeconfig, context)
+    return _explain(
+        question.cluster, question.pod, _configuration(config), tie_break=tie_break, seed=seed
+    )
 
 
 def simulate(

@@ -23,6 +23,8 @@ ZONE = "topology.kubernetes.io/zone"
 
 
 def _deployment(name: str, namespace: str, replicas: int, selector_app: str) -> dict:
+    # The session's cluster is shared: the pods select this module's nodes, so other tests'
+    # zones are no domains of theirs (nodeAffinityPolicy Honor).
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -33,6 +35,7 @@ def _deployment(name: str, namespace: str, replicas: int, selector_app: str) -> 
             "template": {
                 "metadata": {"labels": {"app": name}},
                 "spec": {
+                    "nodeSelector": {"audit-story": namespace},
                     "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}],
                     "topologySpreadConstraints": [
                         {
@@ -90,7 +93,9 @@ def zones(kube):
     nodes = {z: [f"audit-{suffix}-{z}{i}" for i in (1, 2)] for z in "abc"}
     for zone, names in nodes.items():
         for name in names:
-            kube.create(node(name, f"zone-{suffix}-{zone}"))
+            story_node = node(name, f"zone-{suffix}-{zone}")
+            story_node["metadata"]["labels"]["audit-story"] = namespace
+            kube.create(story_node)
     return namespace, nodes
 
 

@@ -17,6 +17,7 @@ from topospread.cli import examples as bundled
 from topospread.cli.live import (
     explain_live_pod,
     kube_options,
+    kubeconfig_options,
     scenario_from_cluster,
     settle_loaded_objects,
     snapshot_command,
@@ -132,8 +133,9 @@ def explain_command(
     """
     if target is not None:
         if cluster_files or pod_file or example:
-            raise click.UsageError("a pod of a live cluster cannot be combined with "
-                                   "--cluster, --pod or --example")
+            raise click.UsageError(
+                "a pod of a live cluster cannot be combined with --cluster, --pod or --example"
+            )
         configuration = load_configuration(config_file)
         result, notes = explain_live_pod(
             target, namespace, kubeconfig, context, configuration, tie_break, seed
@@ -141,8 +143,9 @@ def explain_command(
         _print_explanation(result, notes, output)
         return
     if kubeconfig is not None or context is not None or namespace is not None:
-        raise click.UsageError("--kubeconfig, --context and --namespace need a pod to explain "
-                               "(pod/NAME)")
+        raise click.UsageError(
+            "--kubeconfig, --context and --namespace need a pod to explain (pod/NAME)"
+        )
     if example is not None:
         if cluster_files or pod_file:
             raise click.UsageError("--example cannot be combined with --cluster or --pod")
@@ -218,11 +221,7 @@ def examples_command() -> None:
     help="Start from the live cluster of the kubeconfig context (read-only), with the "
     "SCENARIO's steps if one is given.",
 )
-@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              metavar="FILE", help="Kubeconfig for --from-cluster (default: $KUBECONFIG, "
-              "~/.kube/config, in-cluster).")
-@click.option("--context", default=None, metavar="NAME",
-              help="Kubeconfig context for --from-cluster (default: current-context).")
+@kubeconfig_options
 @_reports_errors
 def simulate_command(
     scenario: str | None,

@@ -27,6 +27,7 @@ __all__ = [
     "audit_objects_from_cluster",
     "explain_live_pod",
     "kube_options",
+    "kubeconfig_options",
     "scenario_from_cluster",
     "settle_loaded_objects",
     "snapshot_command",
@@ -45,16 +46,8 @@ def settle_loaded_objects() -> None:
     gc.freeze()
 
 
-def kube_options(command: F) -> F:
-    """``--kubeconfig``, ``--context`` and ``-n/--namespace``, as kubectl spells them."""
-    command = click.option(
-        "--namespace",
-        "-n",
-        "namespace",
-        default=None,
-        metavar="NS",
-        help="Namespace of the pod (default: the context's namespace).",
-    )(command)
+def kubeconfig_options(command: F) -> F:
+    """``--kubeconfig`` and ``--context``, as kubectl spells them."""
     command = click.option(
         "--context",
         "context",
@@ -73,6 +66,19 @@ def kube_options(command: F) -> F:
     return command
 
 
+def kube_options(command: F) -> F:
+    """:func:`kubeconfig_options` and ``-n/--namespace``, as kubectl spells them."""
+    command = click.option(
+        "--namespace",
+        "-n",
+        "namespace",
+        default=None,
+        metavar="NS",
+        help="Namespace of the pod (default: the context's namespace).",
+    )(command)
+    return kubeconfig_options(command)
+
+
 def explain_live_pod(
     target: str,
     namespace: str | None,
@@ -83,27 +89,16 @@ def explain_live_pod(
     seed: int,
 ) -> tuple[Explanation, list[str]]:
     """Read the cluster behind the kubeconfig and explain one of its pods."""
-    from topospread.client.config import connect
-    from topospread.client.live import parse_pod_reference, read_live, take_pod
-    from topospread.client.objects import cluster_from_items, pod_to_schedule
+    from topospread.client.objects import read_pod_and_cluster
     from topospread.engine.explain import explain
 
     try:
-        name, named_namespace = parse_pod_reference(target, namespace)
+        question = read_pod_and_cluster(target, namespace, kubeconfig, context)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    connection = connect(kubeconfig, context)
-    try:
-        read = read_live(connection=connection)
-        pod_namespace = named_namespace or connection.namespace
-        item, rest = take_pod(read, name, pod_namespace, connection)
-    finally:
-        connection.close()
-    cluster, notes = cluster_from_items(rest, read.source)
-    pod, pod_notes = pod_to_schedule(item, f"{read.source}: pod {pod_namespace}/{name}")
     settle_loaded_objects()
-    result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
-    return result, [*read.notes, *pod_notes, *notes]
+    result = explain(question.cluster, question.pod, configuration, tie_break=tie_break, seed=seed)
+    return result, list(question.notes)
 
 
 def scenario_from_cluster(
@@ -164,19 +159,7 @@ def audit_objects_from_cluster(
     help="Replace names, namespaces, label values and images consistently; drop "
     "annotations, environment and addresses. Scheduling decisions stay the same.",
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
-)
-@click.option(
-    "--context",
-    default=None,
-    metavar="NAME",
-    help="The kubeconfig context to use (default: current-context).",
-)
+@kubeconfig_options
 def snapshot_command(
     output_file: str,
     output_format: str | None,
