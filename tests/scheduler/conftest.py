@@ -1,0 +1,67 @@
+"""Live fixtures of the scheduler tests: a scheduler running in this process.
+
+``run_scheduler`` starts a :class:`SchedulerApp` against a control plane with one profile
+under a unique schedulerName (so it takes only its own pods in the shared cluster) and
+stops it at the end of the test.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from topospread.client.config import connect
+from topospread.scheduler.app import SchedulerApp
+from topospread.scheduler.informer import StreamingTransport
+from topospread.scheduler.options import options_from_document
+from topospread.testing.scheduling import wait_for
+
+RunScheduler = Callable[..., SchedulerApp]
+
+
+def scheduler_options(scheduler_name: str, **extra: Any):
+    document = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": scheduler_name}],
+        **extra,
+    }
+    return options_from_document(document, "test-config")
+
+
+@pytest.fixture
+def run_scheduler() -> Iterator[RunScheduler]:
+    apps: list[SchedulerApp] = []
+
+    def start(
+        kubeconfig: Path,
+        scheduler_name: str,
+        *,
+        transport: StreamingTransport | None = None,
+        **extra: Any,
+    ) -> SchedulerApp:
+        app = SchedulerApp(
+            transport or connect(kubeconfig).transport,
+            scheduler_options(scheduler_name, **extra),
+            port=None,
+            bind_address="127.0.0.1",
+            seed=1,
+        )
+        apps.append(app)
+        app.start()
+        wait_for(lambda: app.state == "leader", 60, what="the scheduler to sync")
+        return app
+
+    yield start
+    for app in apps:
+        app.stop(drain_timeout=10)
+
+
+@pytest.fixture
+def scheduler_name() -> str:
+    return f"topospread-{secrets.token_hex(3)}"
