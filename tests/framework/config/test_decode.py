@@ -74,9 +74,38 @@ def test_a_full_configuration_decodes_typed_args_and_keeps_user_order():
     assert config.profile("missing") is None
 
 
-def test_unknown_fields_are_ignored():
-    config = decode(HEADER + "someFutureField: 3\nprofiles:\n- schedulerName: a\n  extra: true\n")
-    assert config.profiles[0].scheduler_name == "a"
+def test_unknown_fields_are_refused_as_the_strict_codec_refuses_them():
+    # Wording checked with the oracle (kube-scheduler v1.37.1's loadConfig).
+    assert errors_of(
+        HEADER + "someFutureField: 3\nprofiles:\n- schedulerName: a\n  extra: true\n"
+    ) == [
+        'strict decoding error: unknown field "profiles[0].extra"',
+        'strict decoding error: unknown field "someFutureField"',
+    ]
+
+
+def test_field_names_are_case_sensitive():
+    assert errors_of(HEADER + "Profiles: []\nleaderElection: {leaderElect: false, foo: 1}\n") == [
+        'strict decoding error: unknown field "Profiles"',
+        'strict decoding error: unknown field "leaderElection.foo"',
+    ]
+
+
+def test_a_misspelt_plugin_arg_is_refused():
+    assert errors_of(HEADER + """
+profiles:
+- pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultConstraint: []
+      defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,
+                            labelselector: {}}]
+""") == [
+        "decoding .profiles[0].pluginConfig[0]: decoding args for plugin PodTopologySpread: "
+        'strict decoding error: unknown field "defaultConstraint"',
+        "decoding .profiles[0].pluginConfig[0]: decoding args for plugin PodTopologySpread: "
+        'strict decoding error: unknown field "defaultConstraints[0].labelselector"',
+    ]
 
 
 def test_out_of_tree_plugin_args_are_kept_as_given():

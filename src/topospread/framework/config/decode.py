@@ -1,6 +1,7 @@
 """Decoding a parsed ``KubeSchedulerConfiguration`` document: decode, default, validate.
 
-Pure: takes the parsed YAML/JSON mapping, never reads files. Unknown fields are ignored.
+Pure: takes the parsed YAML/JSON mapping, never reads files. Unknown fields are refused
+as kube-scheduler's strict decoding refuses them (:mod:`.strict`).
 A field of the wrong type is reported with its path; if any are, decoding stops there
 (as upstream stops before validating). Otherwise the v1 defaults are applied
 (:mod:`.defaults`) and the result validated (:mod:`.validation`); every problem found is
@@ -31,6 +32,7 @@ from topospread.framework.config.defaults import (
     merge_plugins,
     plugins_names,
 )
+from topospread.framework.config.strict import strict_problems
 from topospread.framework.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
@@ -316,6 +318,10 @@ def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfig
     """
     if not isinstance(doc, Mapping):
         raise ConfigError(source, [f"expected a {KIND} object"])
+    # The strict codec refuses unknown fields before anything is typed or defaulted.
+    unknown = strict_problems(doc)
+    if unknown:
+        raise ConfigError(source, unknown)
     r = _Reader()
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     for key, value, want in (("apiVersion", api_version, API_VERSION), ("kind", kind, KIND)):
