@@ -318,10 +318,6 @@ def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfig
     """
     if not isinstance(doc, Mapping):
         raise ConfigError(source, [f"expected a {KIND} object"])
-    # The strict codec refuses unknown fields before anything is typed or defaulted.
-    unknown = strict_problems(doc)
-    if unknown:
-        raise ConfigError(source, unknown)
     r = _Reader()
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     for key, value, want in (("apiVersion", api_version, API_VERSION), ("kind", kind, KIND)):
@@ -329,6 +325,12 @@ def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfig
             r.errors.append(FieldError.required(key))
         elif value != want:
             r.errors.append(FieldError.not_supported(key, value, (want,)))
+    if r.errors:
+        raise ConfigError(source, r.errors)
+    # The strict codec refuses unknown fields before anything is typed or defaulted.
+    unknown = strict_problems(doc)
+    if unknown:
+        raise ConfigError(source, unknown)
     raw_profiles = r.objects(doc, "profiles", "", lambda p, path: _raw_profile(r, p, path))
     parallelism = r.integer(doc, "parallelism", "")
     percentage = r.integer(doc, "percentageOfNodesToScore", "")
