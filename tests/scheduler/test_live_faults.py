@@ -1,0 +1,378 @@
+"""Faults, each a bounded run ending with every pod bound once (or Pending for a reason).
+
+A private control plane (no controller manager, so nothing but the test and the scheduler
+writes pods; the API server's watch cache off, so that a compaction of etcd expires
+watches as it would on a busy cluster's cache):
+
+- kube-apiserver killed and restarted while binds are in flight;
+- a watch expired (resourceVersion compacted away) forcing a relist;
+- pods bound by another client between the cycle and the bind (409);
+- a Node deleted between the cycle and the bind;
+- two replicas with leader election, the leader SIGKILLed: the standby takes over within
+  leaseDuration plus a few seconds, and on SIGTERM releases the Lease.
+
+The final check compares the API server's pods with the scheduler's cache: no pod lost,
+none bound twice, none left assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from topospread.client.config import connect
+from topospread.client.transport import Request, Response
+from topospread.scheduler.api import RateLimitedTransport
+from topospread.scheduler.app import SchedulerApp
+from topospread.scheduler.informer import Backoff
+from topospread.testing.controlplane import ControlPlane
+from topospread.testing.live import Kube, node, pod
+from topospread.testing.scheduling import create_all, list_pods, wait_for
+
+
+@pytest.fixture(scope="module")
+def plane(control_plane_binaries) -> Iterator[ControlPlane]:
+    with ControlPlane(
+        control_plane_binaries,
+        controller_manager=False,
+        extra_apiserver_args=("--watch-cache=false",),
+    ) as cp:
+        yield cp
+
+
+@pytest.fixture(scope="module")
+def kube(plane: ControlPlane) -> Kube:
+    return Kube(connect(plane.admin_kubeconfig))
+
+
+@pytest.fixture(scope="module")
+def nodes(plane: ControlPlane, kube: Kube) -> list[str]:
+    names = [f"fault-n{i}" for i in range(30)]
+    create_all(kube, [node(name, f"fz{i % 3}") for i, name in enumerate(names)], workers=16)
+    return names
+
+
+SPREAD = [
+    {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "f"}},
+    }
+]
+
+
+def make_pods(namespace: str, scheduler: str, count: int, start: int = 0) -> list[dict[str, Any]]:
+    pods = []
+    for i in range(start, start + count):
+        item = pod(f"p{i}", namespace, {"app": "f"}, spread=SPREAD)
+        item["spec"]["schedulerName"] = scheduler
+        pods.append(item)
+    return pods
+
+
+def namespace_for(kube: Kube, name: str) -> str:
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+def all_bound(admin, namespace: str, count: int) -> Callable[[], bool]:
+    def check() -> bool:
+        pods = list_pods(admin, namespace)
+        return len(pods) == count and all(p["spec"].get("nodeName") for p in pods)
+
+    return check
+
+
+def check_final(app: SchedulerApp, admin, namespace: str, count: int) -> list[dict[str, Any]]:
+    """Every pod bound, and the scheduler's cache agrees with the API server (confirmed,
+    not assumed, on the same node)."""
+    pods = list_pods(admin, namespace)
+    assert len(pods) == count
+    assert all(p["spec"].get("nodeName") for p in pods), "a pod was lost"
+
+    def cache_agrees() -> bool:
+        cache = app.scheduler.cache
+        with cache.lock:
+            for item in pods:
+                key = f"{namespace}/{item['metadata']['name']}"
+                cached = cache.pods.get(key)
+                if cached is None or cached.assumed:
+                    return False
+                if cached.pod.node_name != item["spec"]["nodeName"]:
+                    return False
+        return True
+
+    wait_for(cache_agrees, 30, 0.2, "the cache to agree with the API server")
+    assert app.scheduler.queue.pods() == []
+    return pods
+
+
+class ScriptedTransport:
+    """The scheduler's transport with a hook run before each bind is sent."""
+
+    def __init__(self, inner, before_bind: Callable[[Request], None]) -> None:
+        self.inner = inner
+        self.before_bind = before_bind
+
+    @property
+    def server(self) -> str:
+        return self.inner.server
+
+    def send(self, request: Request) -> Response:
+        if request.method == "POST" and request.path.endswith("/binding"):
+            self.before_bind(request)
+        return self.inner.send(request)
+
+    def stream(self, request, *, read_timeout=None, on_open=None):
+        return self.inner.stream(request, read_timeout=read_timeout, on_open=on_open)
+
+
+def test_apiserver_killed_and_restarted_mid_run(
+    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+):
+    namespace = namespace_for(kube, unique_name("restart"))
+    transport = RateLimitedTransport(connect(plane.admin_kubeconfig).transport, 25, 5)
+    app = run_scheduler(plane.admin_kubeconfig, scheduler_name, transport=transport)
+    create_all(kube, make_pods(namespace, scheduler_name, 150), workers=16)
+    admin = connect(plane.admin_kubeconfig)
+    wait_for(lambda: app.scheduler.scheduled >= 20, 30, 0.05, "the first binds")
+    plane.restart_apiserver(down_seconds=2.0)
+    wait_for(all_bound(admin, namespace, 150), 120, 0.5, "every pod bound after the restart")
+    check_final(app, admin, namespace, 150)
+    assert app.metrics.binds.labels("error")._value.get() >= 1  # binds failed in the outage
+    assert sum(r.watches for r in app.scheduler.reflectors) > len(app.scheduler.reflectors)
+
+
+def _etcd(plane: ControlPlane, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{plane.etcd_url}{path}", data=json.dumps(body).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
+
+
+def test_watch_expiry_forces_a_relist(
+    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+):
+    namespace = namespace_for(kube, unique_name("expiry"))
+    app = run_scheduler(plane.admin_kubeconfig, scheduler_name)
+    pods_reflector = next(r for r in app.scheduler.reflectors if r.resource.plural == "pods")
+    # Long enough to create pods and compact etcd before the watch is opened again.
+    pods_reflector._backoff = Backoff(initial=3.0, maximum=3.0, jitter=0.0)
+    lists = pods_reflector.lists
+    pods_reflector.cut_watch()
+    create_all(kube, make_pods(namespace, scheduler_name, 40), workers=16)
+    revision = int(_etcd(plane, "/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+    _etcd(plane, "/v3/kv/compaction", {"revision": revision, "physical": True})
+    admin = connect(plane.admin_kubeconfig)
+    wait_for(all_bound(admin, namespace, 40), 60, 0.5, "the pods seen by the relist to be bound")
+    assert pods_reflector.lists == lists + 1
+    check_final(app, admin, namespace, 40)
+
+
+def test_pods_bound_by_another_client_while_in_flight(
+    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+):
+    namespace = namespace_for(kube, unique_name("race"))
+    admin = connect(plane.admin_kubeconfig)
+    raced: dict[str, str] = {}
+    lock = threading.Lock()
+
+    def bind_first(request: Request) -> None:
+        # Every third pod is bound by "someone else" to the last node just before ours.
+        body = json.loads(request.body or b"{}")
+        name = body["metadata"]["name"]
+        with lock:
+            if int(name[1:]) % 3 or name in raced:
+                return
+            raced[name] = nodes[-1]
+        answer = admin.transport.send(
+            Request(
+                "POST",
+                f"/api/v1/namespaces/{namespace}/pods/{name}/binding",
+                body=json.dumps(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Binding",
+                        "metadata": {"name": name},
+                        "target": {"kind": "Node", "name": nodes[-1]},
+                    }
+                ).encode(),
+            )
+        )
+        assert answer.status == 201
+
+    transport = ScriptedTransport(connect(plane.admin_kubeconfig).transport, bind_first)
+    app = run_scheduler(plane.admin_kubeconfig, scheduler_name, transport=transport)
+    create_all(kube, make_pods(namespace, scheduler_name, 60), workers=16)
+    wait_for(all_bound(admin, namespace, 60), 60, 0.5, "every pod bound")
+    pods = check_final(app, admin, namespace, 60)
+    assert len(raced) == 20
+    for item in pods:
+        if item["metadata"]["name"] in raced:
+            assert item["spec"]["nodeName"] == nodes[-1]
+    assert app.metrics.binds.labels("conflict")._value.get() == 20
+    assert app.scheduler.scheduled == 40
+
+
+def test_node_deleted_while_pods_are_in_flight(
+    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+):
+    namespace = namespace_for(kube, unique_name("gone"))
+    admin = connect(plane.admin_kubeconfig)
+    victim = f"{unique_name('doomed')}"
+    kube.create(node(victim, "fz0", cpu="64"))
+    deleted = threading.Event()
+
+    def delete_target(request: Request) -> None:
+        body = json.loads(request.body or b"{}")
+        if body["target"]["name"] == victim and not deleted.is_set():
+            deleted.set()
+            answer = admin.transport.send(Request("DELETE", f"/api/v1/nodes/{victim}"))
+            assert answer.status == 200
+
+    transport = ScriptedTransport(connect(plane.admin_kubeconfig).transport, delete_target)
+    app = run_scheduler(plane.admin_kubeconfig, scheduler_name, transport=transport)
+    wait_for(lambda: app.scheduler.cache.snapshot.get(victim) is not None, 30)
+    create_all(kube, make_pods(namespace, scheduler_name, 60), workers=16)
+    wait_for(all_bound(admin, namespace, 60), 60, 0.5, "every pod bound")
+    assert deleted.is_set()
+    check_final(app, admin, namespace, 60)
+    # Once the deletion reached the cache no pod goes there: a second batch avoids it.
+    wait_for(lambda: app.scheduler.cache.snapshot.get(victim) is None, 30)
+    create_all(kube, make_pods(namespace, scheduler_name, 30, start=60), workers=16)
+    wait_for(all_bound(admin, namespace, 90), 60, 0.5, "the second batch bound")
+    pods = check_final(app, admin, namespace, 90)
+    later = [p for p in pods if int(p["metadata"]["name"][1:]) >= 60]
+    assert all(p["spec"]["nodeName"] != victim for p in later)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _state(port: int) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+            text = answer.read().decode()
+    except urllib.error.HTTPError as error:
+        text = error.read().decode()
+    except OSError:
+        return "down"
+    return next(line.split(": ")[1] for line in text.splitlines() if line.startswith("state: "))
+
+
+def test_two_replicas_leader_killed_standby_takes_over(
+    plane, kube, nodes, scheduler_name, unique_name
+):
+    namespace = namespace_for(kube, unique_name("ha"))
+    lease = unique_name("lease")
+    lease_duration = 6
+    config = plane.workdir / f"{lease}.json"
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "clientConnection": {"kubeconfig": str(plane.admin_kubeconfig)},
+                "leaderElection": {
+                    "leaderElect": True,
+                    "leaseDuration": f"{lease_duration}s",
+                    "renewDeadline": "4s",
+                    "retryPeriod": "1s",
+                    "resourceName": lease,
+                    "resourceNamespace": "default",
+                },
+                "profiles": [{"schedulerName": scheduler_name}],
+            }
+        )
+    )
+    ports = [_free_port(), _free_port()]
+    replicas = []
+    for port in ports:
+        with (plane.workdir / f"{lease}-{port}.log").open("wb") as log:
+            replicas.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "topospread.cli",
+                        "scheduler",
+                        "--config",
+                        str(config),
+                        "--port",
+                        str(port),
+                        "--bind-address",
+                        "127.0.0.1",
+                        "--log-format",
+                        "text",
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                )
+            )
+    admin = connect(plane.admin_kubeconfig)
+    try:
+        wait_for(
+            lambda: sorted(_state(p) for p in ports) == ["leader", "standby"],
+            60,
+            0.3,
+            "one leader and one standby",
+        )
+        leader = next(i for i, p in enumerate(ports) if _state(p) == "leader")
+        standby = 1 - leader
+        create_all(kube, make_pods(namespace, scheduler_name, 20))
+        wait_for(all_bound(admin, namespace, 20), 30, 0.3, "the leader to bind")
+        replicas[leader].send_signal(signal.SIGKILL)
+        replicas[leader].wait()
+        killed = time.monotonic()
+        create_all(kube, make_pods(namespace, scheduler_name, 20, start=20))
+        wait_for(
+            all_bound(admin, namespace, 40),
+            lease_duration + 20,
+            0.2,
+            "the standby to take over and bind",
+        )
+        takeover = time.monotonic() - killed
+        assert takeover <= lease_duration + 5, f"took {takeover:.1f} s"
+        assert _state(ports[standby]) == "leader"
+        holder = json.loads(
+            admin.transport.send(
+                Request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}")
+            ).data
+        )
+        assert holder["spec"]["leaseTransitions"] == 1
+        # SIGTERM: in-flight binds finish, the Lease is released, exit status 0.
+        replicas[standby].send_signal(signal.SIGTERM)
+        assert replicas[standby].wait(30) == 0
+        released = json.loads(
+            admin.transport.send(
+                Request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}")
+            ).data
+        )
+        assert not released["spec"].get("holderIdentity")
+        print(
+            f"standby took over {takeover:.1f} s after the leader was killed "
+            f"(leaseDuration {lease_duration} s)"
+        )
+    finally:
+        for process in replicas:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
