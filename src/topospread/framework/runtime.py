@@ -448,39 +448,39 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
-        """Score, normalize, check the 0..100 range and weight (``RunScorePlugins``)."""
+        """Score, normalize, check the 0..100 range and weight (``RunScorePlugins``).
+
+        In upstream's three phases (``pkg/scheduler/framework/runtime/framework.go``): every
+        node's raw scores, plugin after plugin on each node; then each plugin's
+        NormalizeScore; then the range check and weights, node after node. An error ends
+        the phase with upstream's wording; of several, the first node's (then the first
+        plugin's) is reported, as a sequential run of upstream's parallel loops would.
+        """
         plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
-        results = [NodePluginScores(info.name) for info in nodes]
-        for plugin in plugins:
-            node_scores: list[NodeScore] = []
-            append = node_scores.append
-            score = plugin.score
-            for info in nodes:
-                raw, status = score(state, pod, info)
+        raw: list[list[NodeScore]] = [[] for _ in plugins]
+        for info in nodes:
+            for index, plugin in enumerate(plugins):
+                value, status = plugin.score(state, pod, info)
                 if status is not None and status.code is not Code.SUCCESS:
-                    return [], as_status(f"running Score plugins: {status.message}")
-                append(NodeScore(info.name, raw))
+                    return [], as_status(score_error(plugin.name, status.message))
+                raw[index].append(NodeScore(info.name, value))
+        for index, plugin in enumerate(plugins):
             extensions = plugin.score_extensions()
-            if extensions is not None:
-                status = extensions.normalize_score(state, pod, node_scores)
-                if not is_success(status):
-                    assert status is not None
-                    return [], as_status(
-                        "running Normalize on Score plugins: "
-                        f'plugin "{plugin.name}" failed with: {status.message}'
-                    )
-            weight = self.score_weights.get(plugin.name, 1)
-            name = plugin.name
-            for entry, node_score in zip(results, node_scores, strict=True):
-                value = node_score.score
+            if extensions is None:
+                continue
+            status = extensions.normalize_score(state, pod, raw[index])
+            if not is_success(status):
+                assert status is not None
+                return [], as_status(normalize_error(plugin.name, status.message))
+        results = [NodePluginScores(info.name) for info in nodes]
+        weights = [self.score_weights.get(plugin.name, 1) for plugin in plugins]
+        for position, entry in enumerate(results):
+            for index, plugin in enumerate(plugins):
+                value = raw[index][position].score
                 if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
-                    return [], as_status(
-                        f'plugin "{name}" returns an invalid score {value}, '
-                        f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing"
-                    )
-                entry.scores[name] = value
-                entry.total_score += value * weight
+                    return [], as_status(invalid_score_error(plugin.name, value))
+                entry.scores[plugin.name] = value
+                entry.total_score += value * weights[index]
         return results, None
 
     def run_score_plugins_batch(
@@ -489,54 +489,83 @@ class Framework:
         """:meth:`run_score_plugins` over the nodes at ``rows`` of ``table``, with arrays.
 
         Plugins with ``score_batch`` / ``normalize_batch`` answer in bulk; the others are
-        called per node, exactly as :meth:`run_score_plugins` calls them.
+        called per node, exactly as :meth:`run_score_plugins` calls them, and errors are
+        reported as it reports them (the first node's, then the first plugin's).
         """
         plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
-        totals: IntArray = np.zeros(len(rows), np.int64)
-        by_plugin: dict[str, IntArray] = {}
         infos = table.node_infos
-        for plugin in plugins:
-            name = plugin.name
+        raws: list[IntArray] = []
+        first_error: tuple[int, int, str] | None = None
+        for index, plugin in enumerate(plugins):
             batch = getattr(plugin, "score_batch", None)
             raw: IntArray | None = batch(state, pod, table, rows) if batch is not None else None
             if raw is None:
                 values = []
-                for row in rows.tolist():
+                for position, row in enumerate(rows.tolist()):
                     value, status = plugin.score(state, pod, infos[row])
                     if status is not None and status.code is not Code.SUCCESS:
-                        return None, as_status(f"running Score plugins: {status.message}")
+                        error = (position, index, score_error(plugin.name, status.message))
+                        if first_error is None or error[:2] < first_error[:2]:
+                            first_error = error
+                        break
                     values.append(value)
                 raw = np.array(values, np.int64)
+            raws.append(raw)
+        if first_error is not None:
+            return None, as_status(first_error[2])
+        for index, plugin in enumerate(plugins):
             extensions = plugin.score_extensions()
-            if extensions is not None:
-                normalized: IntArray | None = None
-                normalize = getattr(extensions, "normalize_batch", None)
-                if normalize is not None:
-                    normalized = normalize(state, pod, table, rows, raw)
-                if normalized is None:
-                    entries = [
-                        NodeScore(infos[row].name, value)
-                        for row, value in zip(rows.tolist(), raw.tolist(), strict=True)
-                    ]
-                    status = extensions.normalize_score(state, pod, entries)
-                    if not is_success(status):
-                        assert status is not None
-                        return None, as_status(
-                            "running Normalize on Score plugins: "
-                            f'plugin "{name}" failed with: {status.message}'
-                        )
-                    normalized = np.array([e.score for e in entries], np.int64)
-                raw = normalized
+            if extensions is None:
+                continue
+            normalized: IntArray | None = None
+            normalize = getattr(extensions, "normalize_batch", None)
+            if normalize is not None:
+                normalized = normalize(state, pod, table, rows, raws[index])
+            if normalized is None:
+                entries = [
+                    NodeScore(infos[row].name, value)
+                    for row, value in zip(rows.tolist(), raws[index].tolist(), strict=True)
+                ]
+                status = extensions.normalize_score(state, pod, entries)
+                if not is_success(status):
+                    assert status is not None
+                    return None, as_status(normalize_error(plugin.name, status.message))
+                normalized = np.array([e.score for e in entries], np.int64)
+            raws[index] = normalized
+        bad: tuple[int, int, int] | None = None
+        for index, raw in enumerate(raws):
             if len(raw) and (int(raw.min()) < MIN_NODE_SCORE or int(raw.max()) > MAX_NODE_SCORE):
-                bad = next(v for v in raw.tolist() if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
-                return None, as_status(
-                    f'plugin "{name}" returns an invalid score {bad}, '
-                    f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                    "after normalizing"
-                )
-            by_plugin[name] = raw
-            totals += raw * self.score_weights.get(name, 1)
+                out = np.flatnonzero((raw < MIN_NODE_SCORE) | (raw > MAX_NODE_SCORE))
+                found = (int(out[0]), index, int(raw[out[0]]))
+                if bad is None or found[:2] < bad[:2]:
+                    bad = found
+        if bad is not None:
+            return None, as_status(invalid_score_error(plugins[bad[1]].name, bad[2]))
+        totals: IntArray = np.zeros(len(rows), np.int64)
+        by_plugin: dict[str, IntArray] = {}
+        for plugin, raw in zip(plugins, raws, strict=True):
+            by_plugin[plugin.name] = raw
+            totals += raw * self.score_weights.get(plugin.name, 1)
         return BatchScores(rows, by_plugin, totals), None
+
+
+def score_error(plugin: str, message: str) -> str:
+    """``RunScorePlugins``' error for a Score that failed (``runRawScorePlugins``)."""
+    return f'running Score plugins: plugin "{plugin}" failed with: {message}'
+
+
+def normalize_error(plugin: str, message: str) -> str:
+    """``normalizeScores``' error for a NormalizeScore that failed."""
+    return f'running Normalize on Score plugins: plugin "{plugin}" failed with: {message}'
+
+
+def invalid_score_error(plugin: str, value: int) -> str:
+    """``normalizeScores``' error for a normalized score outside 0..100."""
+    return (
+        "applying score defaultWeights on Score plugins: "
+        f'plugin "{plugin}" returns an invalid score {value}, '
+        f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    )
 
 
 def _same_pod(a: Pod, b: Pod) -> bool:
