@@ -296,3 +296,7 @@ cli.add_command(lint_command)
 from topospread.cli.scheduler_command import scheduler_command  # noqa: E402
 
 cli.add_command(scheduler_command)
+
+from topospread.cli.rebalance_command import rebalance_command  # noqa: E402
+
+cli.add_command(rebalance_command)

@@ -1,0 +1,473 @@
+"""``topospread rebalance``: evictions that bring spread back within maxSkew.
+
+A dry run by default (files or a live cluster, read-only); ``--apply`` carries the plan out
+on a live cluster (:mod:`topospread.cli.rebalance_apply`). Exit status: 0 balanced (or
+nothing to do), 1 the plan cannot reach balance or ``--apply`` stopped, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Sequence
+from functools import wraps
+from html import escape
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from topospread.engine.audit import AuditReport, Scope, parse_label_selector, parse_workload_name
+from topospread.engine.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance
+from topospread.framework.config.types import SchedulerConfiguration
+from topospread.io import load_configuration
+from topospread.io.manifests import load_audit_objects, read_documents
+from topospread.model.workloads import ManifestObject
+
+__all__ = ["EXIT_NOT_BALANCED", "rebalance_command", "rebalance_html", "render_plan"]
+
+EXIT_NOT_BALANCED = 1
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SHORT_KEYS = {
+    "topology.kubernetes.io/zone": "zone",
+    "kubernetes.io/hostname": "hostname",
+    "topology.kubernetes.io/region": "region",
+}
+
+
+def _reports_errors(command: F) -> F:
+    # commands.py's shared handling (one line per problem, exit 2), looked up at run time:
+    # commands.py imports this module to register the command.
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from topospread.cli.commands import _reports_errors as shared
+
+        return shared(command)(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _short(key: str) -> str:
+    return _SHORT_KEYS.get(key, key)
+
+
+def _raw_items(data: Any) -> list[Any]:
+    if isinstance(data, list):
+        return [i for d in data for i in _raw_items(d)]
+    if isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
+        return _raw_items(data.get("items") or [])
+    return [data]
+
+
+def _load_files(paths: Sequence[Path]) -> tuple[list[ManifestObject], list[str], frozenset[str]]:
+    from topospread.cli.rebalance_apply import local_storage_pods
+
+    objects, notes = load_audit_objects(str(p) for p in paths)
+    raw: list[Any] = []
+    for path in paths:
+        if str(path) == "-":
+            continue  # standard input was consumed by the loader; volumes are not re-read
+        for document in read_documents(str(path)):
+            raw.extend(_raw_items(document.data))
+    return objects, notes, local_storage_pods(raw)
+
+
+def _read_live(
+    kubeconfig: Path | None, context: str | None
+) -> tuple[list[ManifestObject], list[str], frozenset[str], str]:
+    from topospread.cli.live import settle_loaded_objects
+    from topospread.cli.rebalance_apply import local_storage_pods
+    from topospread.client.live import read_live
+    from topospread.client.source import AUDIT_RESOURCES
+    from topospread.io.loader import paused_gc
+    from topospread.model.workloads import decode_manifests
+
+    read = read_live(kubeconfig, context, resources=AUDIT_RESOURCES)
+    with paused_gc():
+        decoded = decode_manifests(
+            [{"apiVersion": "v1", "kind": "List", "items": list(read.items)}], read.source
+        )
+    settle_loaded_objects()
+    return (
+        [obj for _, obj in decoded.objects],
+        list(read.notes),
+        local_storage_pods(read.items),
+        read.namespace,
+    )
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+
+def _constraint_lines(report: AuditReport, workloads: Sequence[str]) -> list[str]:
+    lines = []
+    for w in report.workloads:
+        if w.ref not in workloads:
+            continue
+        for c in w.constraints:
+            if c.report is None:
+                continue
+            r = c.report
+            counts = " ".join(f"{d}={n}" for d, n in r.domain_counts.items())
+            verdict = "ok" if r.satisfied else "OVER"
+            lines.append(
+                f"  {w.ref} {_short(r.topology_key)} ({r.when_unsatisfiable}) "
+                f"skew {r.skew}/maxSkew {r.max_skew} {verdict}: {counts}"
+            )
+    return lines
+
+
+def render_plan(plan: RebalancePlan, console: Console) -> None:
+    """The plan as text: targets before, each eviction, the state after, the verdict."""
+    out = console.print
+    if not plan.targets:
+        out("Nothing to rebalance: every workload in scope is within maxSkew.")
+        return
+    out("Over maxSkew now:")
+    for line in _constraint_lines(plan.before, plan.targets):
+        out(line, markup=False)
+    steps = plan.evictions or plan.best_effort
+    if steps:
+        out("")
+        out(
+            "Evictions:"
+            if plan.evictions
+            else "Steps found before the search stopped (not a plan; nothing would be evicted):"
+        )
+    for e in steps:
+        where = ", ".join(f"{_short(k)}={v}" for k, v in e.domains.items())
+        tied = (
+            f" — tied with {', '.join(n for n in e.tied_nodes if n != e.expected_node)}"
+            f"{'' if e.certain else ' (outcome differs; planned for the worst)'}"
+            if len(e.tied_nodes) > 1
+            else ""
+        )
+        skews = ", ".join(f"{_short(s.topology_key)} {s.before}→{s.after}" for s in e.skew)
+        out(
+            f"  {e.step}. [batch {e.batch}] evict {e.pod} from {e.node} ({where}); "
+            f"replacement → {e.expected_node}{tied}; skew {skews}",
+            markup=False,
+        )
+    out("")
+    if plan.converged:
+        out("After (simulated):")
+        for line in _constraint_lines(plan.after, plan.targets):
+            out(line, markup=False)
+        proof = (
+            " (proven minimal: the lower bound is as many)"
+            if plan.proven_minimal
+            else f" (lower bound {plan.lower_bound})"
+        )
+        out(
+            f"Balanced with {len(plan.evictions)} eviction(s) in {plan.batches} batch(es)"
+            + proof
+            + "."
+        )
+    else:
+        out(f"Cannot reach balance: {plan.reason}", markup=False)
+        out("Nothing would be evicted.")
+    for p in plan.protected:
+        out(f"  protected: {p}", markup=False)
+
+
+def rebalance_html(plan: RebalancePlan) -> str:
+    """One page: the plan as a table, then the cluster before and after (simulated) as the
+    simulate report draws steps (the skew chart has the two points)."""
+    from topospread.cli.render_audit import audit_html
+
+    before = audit_html(plan.before, title="rebalance: before")
+    after = audit_html(plan.after, title="rebalance: after (simulated)")
+    rows = "".join(
+        f"<tr><td>{e.step}</td><td>{e.batch}</td><td><code>{escape(e.pod)}</code></td>"
+        f"<td>{escape(e.node)}</td><td>{escape(e.expected_node)}</td>"
+        f"<td>{escape(', '.join(e.tied_nodes))}</td>"
+        f"<td>{escape(', '.join(f'{_short(s.topology_key)} {s.before}→{s.after}' for s in e.skew))}"
+        "</td></tr>\n"
+        for e in plan.evictions or plan.best_effort
+    )
+    verdict = (
+        f"Balanced with {len(plan.evictions)} eviction(s) (lower bound {plan.lower_bound})."
+        if plan.converged
+        else f"Cannot reach balance: {plan.reason}"
+    )
+    table = (
+        '<section id="plan"><h2>Rebalance plan</h2>\n'
+        f"<p>{escape(verdict)}</p>\n"
+        "<table><thead><tr><th>step</th><th>batch</th><th>pod</th><th>from</th>"
+        "<th>replacement</th><th>tied nodes</th><th>skew</th></tr></thead><tbody>\n"
+        + rows
+        + "</tbody></table></section>\n"
+    )
+    marker = '<main id="main">\n'
+    before_main = before.split(marker, 1)
+    after_body = after.split(marker, 1)[1].split("</main>", 1)[0]
+    head = before_main[0].replace("topospread audit", "topospread rebalance")
+    body_before = before_main[1].split("</main>", 1)
+    return (
+        head
+        + marker
+        + table
+        + '<section id="before"><h2>Before</h2>\n'
+        + body_before[0]
+        + '</section>\n<section id="after"><h2>After (simulated)</h2>\n'
+        + after_body
+        + "</section>\n</main>"
+        + body_before[1]
+    )
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+@click.command("rebalance")
+@click.argument("workload", required=False, metavar="[WORKLOAD]")
+@click.option(
+    "--cluster",
+    "cluster_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="A cluster capture (kubectl get -o yaml): the plan is only simulated.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="KubeSchedulerConfiguration (profiles, default constraints); upstream defaults "
+    "if omitted.",
+)
+@click.option("-n", "--namespace", "namespaces", multiple=True, help="Only this namespace.")
+@click.option("-A", "--all-namespaces", is_flag=True, help="Every namespace (default for files).")
+@click.option("-l", "--selector", default=None, help="Label selector on the workloads.")
+@click.option("--include-soft", is_flag=True, help="Also balance ScheduleAnyway constraints.")
+@click.option(
+    "--allow-local-storage", is_flag=True, help="Pods with emptyDir/hostPath may be evicted."
+)
+@click.option("--max-evictions", type=click.IntRange(min=0), default=None, help="In total.")
+@click.option("--max-per-node", type=click.IntRange(min=1), default=None, help="Per node.")
+@click.option(
+    "--max-per-namespace", type=click.IntRange(min=1), default=None, help="Per namespace."
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Evictions per batch (--apply waits for their replacements between batches).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Human-readable text or the JSON documented in the README.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also write a self-contained HTML page with before and after pictures.",
+)
+@click.option(
+    "--apply", "do_apply", is_flag=True, help="Evict on the live cluster (not a dry run)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for a batch's replacements.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="With --apply: run a round every SECONDS, holding a Lease (leader election).",
+)
+@click.option("--lease-namespace", default="kube-system", show_default=True)
+@click.option("--lease-name", default="topospread-rebalance", show_default=True)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="The live cluster of this kubeconfig (default without --cluster: $KUBECONFIG, "
+    "~/.kube/config, in-cluster).",
+)
+@click.option("--context", default=None, metavar="NAME", help="The kubeconfig context.")
+@_reports_errors
+def rebalance_command(
+    workload: str | None,
+    cluster_files: Sequence[Path],
+    config_file: Path | None,
+    namespaces: Sequence[str],
+    all_namespaces: bool,
+    selector: str | None,
+    include_soft: bool,
+    allow_local_storage: bool,
+    max_evictions: int | None,
+    max_per_node: int | None,
+    max_per_namespace: int | None,
+    batch_size: int,
+    output: str,
+    html_path: Path | None,
+    do_apply: bool,
+    timeout: float,
+    interval: float | None,
+    lease_namespace: str,
+    lease_name: str,
+    kubeconfig: Path | None,
+    context: str | None,
+) -> None:
+    """Plan evictions that bring spread back within maxSkew (a dry run unless --apply).
+
+    Each step is simulated: the controller recreates the evicted pod and the real
+    scheduling cycle places the replacement. WORKLOAD is `deployment/web` or a name.
+    """
+    live = not cluster_files
+    if not live and (kubeconfig is not None or context is not None or do_apply):
+        raise click.UsageError(
+            "--cluster plans on files only; --kubeconfig, --context and --apply are for a "
+            "live cluster"
+        )
+    if interval is not None and not do_apply:
+        raise click.UsageError("--interval repeats --apply rounds: give --apply too")
+    if all_namespaces and namespaces:
+        raise click.UsageError("-A and -n cannot be combined")
+    kind, name = parse_workload_name(workload) if workload else (None, None)
+    scope = Scope(
+        namespaces=frozenset(namespaces) if namespaces else None,
+        selector=parse_label_selector(selector) if selector else None,
+        kind=kind,
+        name=name,
+    )
+    configuration = load_configuration(config_file)
+    options = RebalanceOptions(
+        include_soft,
+        allow_local_storage,
+        frozenset(),
+        max_evictions,
+        max_per_node,
+        max_per_namespace,
+        batch_size,
+    )
+
+    def scoped(context_namespace: str) -> Scope:
+        if live and not namespaces and not all_namespaces:
+            # kubectl's default scope: the context's namespace; -A for all of them.
+            return Scope(frozenset({context_namespace}), scope.selector, scope.kind, scope.name)
+        return scope
+
+    if do_apply:
+        _apply(
+            kubeconfig,
+            context,
+            configuration,
+            scoped,
+            options,
+            output,
+            timeout,
+            interval,
+            lease_namespace,
+            lease_name,
+        )
+        return
+    if live:
+        objects, notes, local, context_namespace = _read_live(kubeconfig, context)
+        scope = scoped(context_namespace)
+    else:
+        objects, notes, local = _load_files(cluster_files)
+    options = RebalanceOptions(
+        include_soft,
+        allow_local_storage,
+        local,
+        max_evictions,
+        max_per_node,
+        max_per_namespace,
+        batch_size,
+    )
+    plan = plan_rebalance(objects, configuration, scope, options)
+    for note in (*notes, *plan.notes):
+        click.echo(f"note: {note}", err=True)
+    if html_path is not None:
+        from topospread.cli.render_html import write_html
+
+        try:
+            write_html(rebalance_html(plan), html_path)
+        except OSError as exc:
+            raise click.FileError(str(html_path), hint=exc.strerror or str(exc)) from exc
+        click.echo(f"wrote {html_path}", err=True)
+    if output == "json":
+        click.echo(json.dumps(plan.to_json(), indent=2))
+    else:
+        render_plan(plan, Console(highlight=False, soft_wrap=True))
+    if not plan.converged:
+        raise SystemExit(EXIT_NOT_BALANCED)
+
+
+def _apply(
+    kubeconfig: Path | None,
+    context: str | None,
+    configuration: SchedulerConfiguration,
+    scoped: Callable[[str], Scope],
+    options: RebalanceOptions,
+    output: str,
+    timeout: float,
+    interval: float | None,
+    lease_namespace: str,
+    lease_name: str,
+) -> None:
+    from topospread.cli.rebalance_apply import Lease, apply_rebalance
+    from topospread.client.config import connect
+
+    connection = connect(kubeconfig, context)
+    scope = scoped(connection.namespace)
+
+    def echo(line: str) -> None:
+        click.echo(line, err=output == "json")
+
+    def read() -> tuple[list[ManifestObject], frozenset[str]]:
+        objects, _, local, _ = _read_live(kubeconfig, context)
+        return objects, local
+
+    try:
+        if interval is None:
+            result = apply_rebalance(
+                connection, read, configuration, scope, options, timeout=timeout, echo=echo
+            )
+            _report_apply(result, output)
+            if not result.converged:
+                raise SystemExit(EXIT_NOT_BALANCED)
+            return
+        identity = f"{socket.gethostname()}_{os.getpid()}"
+        lease = Lease(connection, lease_namespace, lease_name, identity, max(15, int(interval * 2)))
+        while True:
+            if lease.acquire():
+                result = apply_rebalance(
+                    connection, read, configuration, scope, options, timeout=timeout, echo=echo
+                )
+                _report_apply(result, output)
+            else:
+                echo(f"lease {lease_namespace}/{lease_name} is held by another replica; waiting")
+            time.sleep(interval)
+    finally:
+        connection.close()
+
+
+def _report_apply(result: Any, output: str) -> None:
+    if output == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    if result.converged:
+        click.echo(f"balanced: {result.evictions} eviction(s) in {len(result.rounds)} round(s)")
+    else:
+        click.echo(f"not balanced after {result.evictions} eviction(s): {result.reason}")

@@ -1,0 +1,801 @@
+"""A plan of evictions that brings every over-skewed workload back within maxSkew.
+
+Pure: no I/O. Each step is simulated as the cluster would play it: the evicted pod turns
+Terminating (it still holds its node's resources, as in the scheduler's cache, but no
+longer counts for spread, kubernetes#87621), its owning controller creates a replacement
+from the same template (a StatefulSet reuses the name once the old pod is gone), and the
+real scheduling cycle (:func:`topospread.engine.cycle.schedule_one`, the profile serving
+the pod) places it. kube-scheduler picks at random among nodes tied for the best score,
+so every tied node is simulated: a step is accepted only when *every* tied landing keeps
+each constraint at or below where it was and the worst landing still brings the targets
+closer to balance; the plan continues from that worst landing and marks the step
+``certain: false`` when the tied landings do not give the same counts.
+
+The search is greedy, one eviction at a time, minimising (skew above maxSkew, pods above
+``globalMin + maxSkew``, sum of squared domain counts) over the target constraints. What
+is proven: a lower bound on the evictions any plan needs (each eviction moves one pod of
+one workload, so per constraint at least ``max(pods above the band, missing pods below
+it)`` for the best band ``[L, L + maxSkew]`` with ``D·L ≤ N ≤ D·(L + maxSkew)``); when the
+plan's count equals it, the plan is minimal.
+
+Safety rules (as the descheduler's DefaultEvictor, and stricter): never DaemonSet, mirror
+or static pods, pods without a controller, or pods whose controller does not recreate
+them (only ReplicaSet and StatefulSet pods are planned); no pods with local storage
+(``emptyDir``/``hostPath``) unless allowed; PodDisruptionBudgets: a Ready pod covered by a
+budget needs ``disruptionsAllowed`` left in the current batch (one budget per pod, as the
+Eviction API requires); lower priority first; limits per node, per namespace and in total.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeGuard
+
+from topospread.engine.audit import AuditReport, Scope, audit, count_constraints
+from topospread.engine.audit.workloads import Workload, group_workloads
+from topospread.engine.cluster import Cluster
+from topospread.engine.cycle import schedule_one
+from topospread.engine.sim.controllers import selector_matches
+from topospread.engine.sim.result import ConstraintReport
+from topospread.framework.config.decode import default_configuration
+from topospread.framework.config.types import SchedulerConfiguration
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import Snapshot
+from topospread.framework.runtime import Framework
+from topospread.model.objects import (
+    KubeObject,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+from topospread.model.workloads import ManifestObject
+from topospread.plugins import names
+from topospread.plugins.podtopologyspread import PodTopologySpread
+from topospread.plugins.podtopologyspread.common import SelectorError
+from topospread.plugins.registry import in_tree_registry
+
+__all__ = [
+    "ANNOTATION_MIRROR",
+    "ConstraintKey",
+    "Eviction",
+    "RebalanceOptions",
+    "RebalancePlan",
+    "SkewChange",
+    "minimum_moves",
+    "plan_rebalance",
+]
+
+ANNOTATION_MIRROR = "kubernetes.io/config.mirror"
+"""Set by the kubelet on the mirror pod of a static pod."""
+_RECREATING_OWNERS = frozenset({"ReplicaSet", "StatefulSet"})
+_TERMINATING = "rebalance"
+"""The deletion timestamp given to evicted pods in the simulation (any non-empty value)."""
+
+ConstraintKey = tuple[str, int]
+"""(workload ``Kind/namespace/name``, index of the constraint: hard ones first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceOptions:
+    """What may be evicted and how much."""
+
+    include_soft: bool = False
+    """Also balance ScheduleAnyway constraints."""
+    allow_local_storage: bool = False
+    local_storage: frozenset[str] = frozenset()
+    """``namespace/name`` of pods with emptyDir or hostPath volumes (the model does not keep
+    volumes; the reader of the raw objects supplies this)."""
+    max_evictions: int | None = None
+    max_per_node: int | None = None
+    max_per_namespace: int | None = None
+    batch_size: int = 1
+    """Evictions per batch before replacements are awaited (``--apply``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkewChange:
+    """One target constraint's skew around a step."""
+
+    workload: str
+    topology_key: str
+    when_unsatisfiable: str
+    max_skew: int
+    before: int
+    after: int
+
+    def to_json(self) -> dict[str, object]:
+        """``{"workload", "topologyKey", "whenUnsatisfiable", "maxSkew", "before", "after"}``."""
+        return {
+            "workload": self.workload,
+            "topologyKey": self.topology_key,
+            "whenUnsatisfiable": self.when_unsatisfiable,
+            "maxSkew": self.max_skew,
+            "skewBefore": self.before,
+            "skewAfter": self.after,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """One planned eviction and where its replacement lands."""
+
+    step: int
+    batch: int
+    pod: str
+    workload: str
+    node: str
+    domains: Mapping[str, str]
+    """The pod's domain per topology key of its workload's constraints."""
+    expected_node: str
+    """Where the plan continues from: the worst of the tied landings."""
+    tied_nodes: tuple[str, ...]
+    """Every node the scheduler may pick (ties for the best score are broken at random)."""
+    certain: bool
+    """Whether every tied landing gives the same domain counts."""
+    priority: int
+    skew: tuple[SkewChange, ...]
+    replacement: str = ""
+    """The simulated replacement's name (a StatefulSet's keeps the evicted pod's)."""
+
+    def to_json(self) -> dict[str, object]:
+        """The issue's eviction shape plus batch, workload, domains, certainty and skews."""
+        return {
+            "step": self.step,
+            "batch": self.batch,
+            "pod": self.pod,
+            "workload": self.workload,
+            "node": self.node,
+            "domains": dict(self.domains),
+            "expectedNode": self.expected_node,
+            "tiedNodes": list(self.tied_nodes),
+            "certain": self.certain,
+            "priority": self.priority,
+            "skew": [s.to_json() for s in self.skew],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancePlan:
+    """The evictions, the state before and the simulated state after."""
+
+    converged: bool
+    reason: str | None
+    evictions: tuple[Eviction, ...]
+    before: AuditReport
+    after: AuditReport
+    targets: tuple[str, ...]
+    lower_bound: int
+    """Evictions any plan needs at least (see the module docstring)."""
+    best_effort: tuple[Eviction, ...] = ()
+    """When not converged: the steps the search found before it stopped (not to apply)."""
+    protected: tuple[str, ...] = ()
+    """Pods of the targets that may not be evicted, and why."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def proven_minimal(self) -> bool:
+        """The plan uses exactly the lower bound's number of evictions."""
+        return self.converged and len(self.evictions) == self.lower_bound
+
+    @property
+    def batches(self) -> int:
+        """How many batches the evictions form."""
+        return max((e.batch for e in self.evictions), default=0)
+
+    def to_json(self) -> dict[str, object]:
+        """The issue's shape: converged, reason, evictions, before, after (and more keys)."""
+        return {
+            "converged": self.converged,
+            "reason": self.reason,
+            "evictions": [e.to_json() for e in self.evictions],
+            "targets": list(self.targets),
+            "lowerBound": self.lower_bound,
+            "provenMinimal": self.proven_minimal,
+            "batches": self.batches,
+            "bestEffort": [e.to_json() for e in self.best_effort],
+            "protected": list(self.protected),
+            "before": {"workloads": [w.to_json() for w in self.before.workloads]},
+            "after": {"workloads": [w.to_json() for w in self.after.workloads]},
+            "notes": list(self.notes),
+        }
+
+
+# -- measuring a state --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    workload: str
+    namespace: str
+    hard: bool
+    report: ConstraintReport
+
+    @property
+    def excess(self) -> int:
+        return max(0, self.report.skew - self.report.max_skew)
+
+    @property
+    def overflow(self) -> int:
+        ceiling = self.report.global_min + self.report.max_skew
+        return sum(max(0, n - ceiling) for n in self.report.domain_counts.values())
+
+    @property
+    def squares(self) -> int:
+        return sum(n * n for n in self.report.domain_counts.values())
+
+
+class _World:
+    """The fixed part of the cluster (nodes, workloads, plugins) and how to count a state."""
+
+    def __init__(
+        self,
+        objects: Sequence[ManifestObject],
+        configuration: SchedulerConfiguration,
+        features: Features,
+    ) -> None:
+        self.configuration = configuration
+        self.features = features
+        kube = Cluster.from_objects(o for o in objects if _is_kube(o))
+        self.base = kube
+        self.nodes: tuple[Node, ...] = kube.nodes
+        self.node_names = {n.name for n in self.nodes}
+        self.node_by_name = {n.name: n for n in self.nodes}
+        self.budgets: tuple[PodDisruptionBudget, ...] = kube.objects.pod_disruption_budgets
+        self.workloads, self.notes = group_workloads(objects)
+        self.workload_of: dict[str, Workload] = {}
+        for w in self.workloads:
+            for p in w.pods:
+                self.workload_of[p.key] = w
+        handle = Handle(Snapshot(self.nodes, ()), kube.objects, configuration.parallelism)
+        registry = in_tree_registry()
+        self.frameworks = {
+            p.scheduler_name: Framework(p, registry, handle, features)
+            for p in configuration.profiles
+        }
+        self.registry = registry
+
+    def cluster(self, pods: Iterable[Pod]) -> Cluster:
+        kept = tuple(p for p in pods if p.node_name in self.node_names and p.phase not in _TERMINAL)
+        return replace(self.base, pods=kept)
+
+    def measure(self, pods: Iterable[Pod]) -> dict[ConstraintKey, _Counted]:
+        snapshot = self.cluster(pods).snapshot()
+        result: dict[ConstraintKey, _Counted] = {}
+        for w in self.workloads:
+            if w.counted is None:
+                continue
+            framework = self.frameworks.get(w.counted.scheduler_name)
+            plugin = framework.plugin(names.POD_TOPOLOGY_SPREAD) if framework else None
+            if not isinstance(plugin, PodTopologySpread):
+                continue
+            try:
+                counted = count_constraints(plugin, w.counted, snapshot, self.features)
+            except (SelectorError, ValueError):
+                continue
+            for index, (action, _, report) in enumerate(counted):
+                if report is not None:
+                    result[(w.ref, index)] = _Counted(
+                        w.ref, w.namespace, action == "DoNotSchedule", report
+                    )
+        return result
+
+    def place(self, pods: Sequence[Pod], pod: Pod) -> tuple[str | None, tuple[str, ...], str]:
+        """Where the real cycle puts ``pod``: the first best node, every tied node, and
+        the FailedScheduling message when none fits."""
+        framework_profile = next(
+            (p for p in self.configuration.profiles if p.scheduler_name == pod.scheduler_name),
+            None,
+        )
+        if framework_profile is None:
+            return None, (), f'no scheduler profile is named "{pod.scheduler_name}"'
+        cluster = self.cluster(pods)
+        handle = Handle(cluster.snapshot(), cluster.objects, self.configuration.parallelism)
+        framework = Framework(framework_profile, self.registry, handle, self.features)
+        cycle = schedule_one(framework, pod)
+        if cycle.selected_node is None:
+            return None, (), cycle.message or "no node fits"
+        return cycle.selected_node, cycle.tied_nodes or (cycle.selected_node,), ""
+
+
+_TERMINAL = frozenset({"Succeeded", "Failed"})
+
+
+def _is_kube(obj: object) -> TypeGuard[KubeObject]:
+    # Pods are kept apart: the state's pods change from step to step.
+    return isinstance(
+        obj,
+        Node
+        | Service
+        | ReplicationController
+        | ReplicaSet
+        | StatefulSet
+        | Namespace
+        | PodDisruptionBudget,
+    )
+
+
+def minimum_moves(counts: Sequence[int], max_skew: int, min_domains: int) -> int | None:
+    """The fewest pods that must change domain for ``counts`` to be within ``max_skew``
+    (None: impossible with these domains). Fewer domains than ``min_domains`` force the
+    global minimum to 0, so every domain must stay at or below ``max_skew``."""
+    domains, total = len(counts), sum(counts)
+    if domains == 0:
+        return 0
+    levels = range(1) if domains < min_domains else range(max(counts) + 1)
+    best: int | None = None
+    for low in levels:
+        high = low + max_skew
+        if not domains * low <= total <= domains * high:
+            continue
+        out = sum(max(0, n - high) for n in counts)
+        into = sum(max(0, low - n) for n in counts) if domains >= min_domains else 0
+        moves = max(out, into)
+        best = moves if best is None else min(best, moves)
+    return best
+
+
+# -- safety -------------------------------------------------------------------------------------
+
+
+def _ready(pod: Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.conditions)
+
+
+def _budgets_of(pod: Pod, budgets: Sequence[PodDisruptionBudget]) -> list[PodDisruptionBudget]:
+    return [
+        b
+        for b in budgets
+        if b.metadata.namespace == pod.namespace and selector_matches(b.selector, pod.labels)
+    ]
+
+
+def _protection(pod: Pod, options: RebalanceOptions) -> str | None:
+    """Why ``pod`` may never be evicted by a rebalance, or None."""
+    ref = pod.metadata.controller()
+    if ANNOTATION_MIRROR in pod.metadata.annotations or (ref is not None and ref.kind == "Node"):
+        return "a static (mirror) pod"
+    if ref is None:
+        return "no controller would recreate it"
+    if ref.kind == "DaemonSet":
+        return "a DaemonSet pod"
+    if ref.kind not in _RECREATING_OWNERS:
+        return f"owned by a {ref.kind}, which does not recreate evicted pods as they were"
+    if pod.key in options.local_storage and not options.allow_local_storage:
+        return "local storage (emptyDir/hostPath; --allow-local-storage)"
+    if pod.metadata.deletion_timestamp is not None:
+        return "already terminating"
+    return None
+
+
+# -- the search ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    pods: list[Pod]
+    batch: int = 1
+    in_batch: int = 0
+    budget_left: dict[tuple[str, str], int] = field(default_factory=dict)
+    per_node: Counter[str] = field(default_factory=Counter)
+    per_namespace: Counter[str] = field(default_factory=Counter)
+    last_uncertain: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Trial:
+    pod: Pod
+    replacement: Pod
+    landing: str
+    tied: tuple[str, ...]
+    certain: bool
+    pods_after: list[Pod]
+    measure_after: dict[ConstraintKey, _Counted]
+    potential: tuple[int, int, int]
+    new_batch: bool
+
+
+def _potential(
+    measure: Mapping[ConstraintKey, _Counted], targets: frozenset[ConstraintKey]
+) -> tuple[int, int, int]:
+    counted = [measure[k] for k in targets if k in measure]
+    return (
+        sum(c.excess for c in counted),
+        sum(c.overflow for c in counted),
+        sum(c.squares for c in counted),
+    )
+
+
+def _replacement(pod: Pod, step: int) -> Pod:
+    ref = pod.metadata.controller()
+    if ref is not None and ref.kind == "StatefulSet":
+        name = pod.name
+    else:
+        owner = ref.name if ref is not None else pod.name
+        name = f"{owner}-rebalance{step}"
+    meta = replace(
+        pod.metadata, name=name, uid=f"rebalance-{step}-{pod.metadata.uid}", deletion_timestamp=None
+    )
+    return replace(
+        pod,
+        metadata=meta,
+        node_name="",
+        nominated_node_name="",
+        phase="Pending",
+        conditions=(),
+        start_time=None,
+    )
+
+
+def _without(pods: Sequence[Pod], pod: Pod) -> list[Pod]:
+    ref = pod.metadata.controller()
+    if ref is not None and ref.kind == "StatefulSet":
+        # The StatefulSet controller recreates the same name once the old pod is gone.
+        return [p for p in pods if p.key != pod.key]
+    terminating = replace(pod, metadata=replace(pod.metadata, deletion_timestamp=_TERMINATING))
+    return [terminating if p.key == pod.key else p for p in pods]
+
+
+def _counts_signature(measure: Mapping[ConstraintKey, _Counted]) -> tuple[object, ...]:
+    return tuple(
+        (k, tuple(sorted(c.report.domain_counts.items()))) for k, c in sorted(measure.items())
+    )
+
+
+def _worsened(
+    after: Mapping[ConstraintKey, _Counted],
+    now: Mapping[ConstraintKey, _Counted],
+    initial: Mapping[ConstraintKey, _Counted],
+    targets: frozenset[ConstraintKey],
+) -> str | None:
+    for key, counted in after.items():
+        reference = now.get(key) if key in targets else initial.get(key)
+        limit = reference.excess if reference is not None else 0
+        if counted.excess > limit:
+            report = counted.report
+            return (
+                f"{counted.workload} {report.topology_key} skew would become {report.skew} "
+                f"(maxSkew {report.max_skew})"
+            )
+    return None
+
+
+def plan_rebalance(
+    objects: Iterable[ManifestObject],
+    configuration: SchedulerConfiguration | None = None,
+    scope: Scope | None = None,
+    options: RebalanceOptions | None = None,
+    *,
+    features: Features = Features(),
+) -> RebalancePlan:
+    """Plan the evictions that bring the workloads in ``scope`` within maxSkew.
+
+    ``objects`` are a cluster's objects as ``audit`` reads them (Nodes, Pods, ReplicaSets,
+    Deployments, StatefulSets, DaemonSets, PodDisruptionBudgets, Services...).
+    """
+    configuration = configuration or default_configuration()
+    scope = scope or Scope()
+    options = options or RebalanceOptions()
+    objs = list(objects)
+    before = audit(objs, configuration, scope, features=features)
+    world = _World(objs, configuration, features)
+    pods = [o for o in objs if isinstance(o, Pod)]
+    initial = world.measure(pods)
+    in_scope = {w.ref for w in world.workloads if scope.includes(w)}
+
+    def considered(key: ConstraintKey, c: _Counted) -> bool:
+        return key[0] in in_scope and (c.hard or options.include_soft)
+
+    targets = frozenset(k for k, c in initial.items() if considered(k, c) and c.excess > 0)
+    target_workloads = tuple(dict.fromkeys(k[0] for k in sorted(targets)))
+    lower_bound = 0
+    impossible: list[str] = []
+    for ref in target_workloads:
+        bounds = []
+        for key in targets:
+            if key[0] != ref:
+                continue
+            r = initial[key].report
+            moves = minimum_moves(list(r.domain_counts.values()), r.max_skew, r.min_domains)
+            if moves is None:
+                impossible.append(
+                    f"{ref}: {r.topology_key} cannot be within maxSkew {r.max_skew}: "
+                    f"{sum(r.domain_counts.values())} pods over {len(r.domain_counts)} "
+                    f"eligible domain(s)"
+                    + (f" (minDomains {r.min_domains})" if r.min_domains > 1 else "")
+                )
+            else:
+                bounds.append(moves)
+        lower_bound += max(bounds, default=0)
+
+    def finish(
+        converged: bool,
+        reason: str | None,
+        steps: list[Eviction],
+        final_pods: list[Pod],
+        protected: Sequence[str] = (),
+    ) -> RebalancePlan:
+        # The end state as it settles: evicted pods gone, replacements in their places.
+        settled = [p for p in final_pods if p.metadata.deletion_timestamp != _TERMINATING]
+        others = [o for o in objs if not isinstance(o, Pod)]
+        after = audit([*others, *settled], configuration, scope, features=features)
+        return RebalancePlan(
+            converged,
+            reason,
+            tuple(steps) if converged else (),
+            before,
+            after,
+            target_workloads,
+            lower_bound,
+            () if converged else tuple(steps),
+            tuple(protected),
+            tuple(world.notes),
+        )
+
+    if not targets:
+        return finish(True, None, [], pods)
+    if impossible:
+        return finish(False, "; ".join(impossible), [], pods)
+
+    state = _State(list(pods))
+    for budget in world.budgets:
+        state.budget_left[(budget.metadata.namespace, budget.metadata.name)] = (
+            budget.disruptions_allowed
+        )
+    steps: list[Eviction] = []
+    measure = initial
+    protected: dict[str, str] = {}
+    while True:
+        remaining = [k for k in targets if measure[k].excess > 0]
+        if not remaining:
+            return finish(True, None, steps, state.pods, sorted(_fmt(protected)))
+        if options.max_evictions is not None and len(steps) >= options.max_evictions:
+            return finish(
+                False,
+                f"--max-evictions {options.max_evictions} reached with "
+                + _describe_remaining(remaining, measure),
+                steps,
+                state.pods,
+                sorted(_fmt(protected)),
+            )
+        rejections: Counter[str] = Counter()
+        best: _Trial | None = None
+        best_key: tuple[int, tuple[int, int, int], bool, str] | None = None
+        now_potential = _potential(measure, targets)
+        for pod, new_batch, why_not in _candidates(world, state, measure, remaining, options):
+            if why_not is not None:
+                if why_not.startswith("protected: "):
+                    protected[pod.key] = why_not.removeprefix("protected: ")
+                rejections[why_not.removeprefix("protected: ")] += 1
+                continue
+            trial, rejection = _try(world, state, pod, len(steps) + 1, measure, initial, targets)
+            if trial is None:
+                rejections[rejection] += 1
+                continue
+            if trial.potential >= now_potential:
+                rejections["its replacement would not land in a less crowded domain"] += 1
+                continue
+            trial = replace(trial, new_batch=new_batch)
+            rank = (pod.priority or 0, trial.potential, new_batch, pod.key)
+            if best_key is None or rank < best_key:
+                best, best_key = trial, rank
+        if best is None:
+            return finish(
+                False,
+                _describe_remaining(remaining, measure)
+                + ": no eviction brings it closer: "
+                + _summarise(rejections),
+                steps,
+                state.pods,
+                sorted(_fmt(protected)),
+            )
+        steps.append(_record(world, state, best, len(steps) + 1, measure, targets, options))
+        measure = best.measure_after
+
+
+def _fmt(protected: Mapping[str, str]) -> list[str]:
+    return [f"{pod}: {why}" for pod, why in protected.items()]
+
+
+def _describe_remaining(
+    remaining: Sequence[ConstraintKey], measure: Mapping[ConstraintKey, _Counted]
+) -> str:
+    parts = []
+    for key in sorted(remaining):
+        r = measure[key].report
+        counts = ", ".join(f"{d}={n}" for d, n in r.domain_counts.items())
+        parts.append(f"{key[0]} {r.topology_key} skew {r.skew} > maxSkew {r.max_skew} ({counts})")
+    return "; ".join(parts)
+
+
+def _summarise(rejections: Counter[str]) -> str:
+    if not rejections:
+        return "no pod of the workload sits in a crowded domain"
+    return "; ".join(f"{n} pod(s): {why}" for why, n in rejections.most_common(4))
+
+
+def _candidates(
+    world: _World,
+    state: _State,
+    measure: Mapping[ConstraintKey, _Counted],
+    remaining: Sequence[ConstraintKey],
+    options: RebalanceOptions,
+) -> Iterable[tuple[Pod, bool, str | None]]:
+    """Pods worth trying (one per workload, node and labels: the others are the same
+    eviction), whether they need a new batch (a budget spent in this one), or why not."""
+    crowded: dict[str, list[tuple[str, int]]] = {}
+    for key in remaining:
+        r = measure[key].report
+        crowded.setdefault(key[0], []).append((r.topology_key, r.global_min))
+    seen: set[tuple[object, ...]] = set()
+    pods = sorted(
+        (p for p in state.pods if p.node_name in world.node_names),
+        key=lambda p: (p.priority or 0, p.key),
+    )
+    for pod in pods:
+        w = world.workload_of.get(pod.key)
+        if w is None or w.ref not in crowded or pod.metadata.deletion_timestamp is not None:
+            continue
+        node = world.node_by_name[pod.node_name]
+        domains = []
+        worth = False
+        for topology_key, global_min in crowded[w.ref]:
+            domain = node.labels.get(topology_key)
+            domains.append(domain)
+            counts = next(
+                (
+                    measure[k].report.domain_counts
+                    for k in remaining
+                    if k[0] == w.ref and measure[k].report.topology_key == topology_key
+                ),
+                {},
+            )
+            if domain is not None and counts.get(domain, 0) > global_min:
+                worth = True
+        if not worth:
+            continue
+        signature = (w.ref, pod.node_name, tuple(sorted(pod.labels.items())), pod.priority)
+        if signature in seen:
+            continue
+        seen.add(signature)
+        why = _protection(pod, options)
+        if why is not None:
+            yield pod, False, f"protected: {why}"
+            continue
+        per_node = options.max_per_node
+        if per_node is not None and state.per_node[pod.node_name] >= per_node:
+            yield pod, False, f"--max-per-node {options.max_per_node} reached on its node"
+            continue
+        if (
+            options.max_per_namespace is not None
+            and state.per_namespace[pod.namespace] >= options.max_per_namespace
+        ):
+            yield pod, False, f"--max-per-namespace {options.max_per_namespace} reached"
+            continue
+        budgets = _budgets_of(pod, world.budgets)
+        if len(budgets) > 1:
+            names_ = ", ".join(b.metadata.name for b in budgets)
+            yield (
+                pod,
+                False,
+                (f"protected: several PodDisruptionBudgets ({names_}); the Eviction API refuses"),
+            )
+            continue
+        new_batch = state.in_batch >= options.batch_size or state.last_uncertain
+        if budgets and _ready(pod):
+            b = budgets[0]
+            left = state.budget_left.get((b.metadata.namespace, b.metadata.name), 0)
+            if b.disruptions_allowed <= 0:
+                yield (
+                    pod,
+                    False,
+                    (f"protected: PodDisruptionBudget {b.metadata.name} allows no disruption"),
+                )
+                continue
+            if left <= 0:
+                new_batch = True
+        yield pod, new_batch, None
+
+
+def _try(
+    world: _World,
+    state: _State,
+    pod: Pod,
+    step: int,
+    measure: Mapping[ConstraintKey, _Counted],
+    initial: Mapping[ConstraintKey, _Counted],
+    targets: frozenset[ConstraintKey],
+) -> tuple[_Trial | None, str]:
+    without = _without(state.pods, pod)
+    replacement = _replacement(pod, step)
+    selected, tied, message = world.place(without, replacement)
+    if selected is None:
+        return None, f"its replacement would fit nowhere ({message})"
+    outcomes = []
+    for landing in tied:
+        placed = replace(replacement, node_name=landing, phase="Running")
+        after_pods = [*without, placed]
+        after = world.measure(after_pods)
+        worse = _worsened(after, measure, initial, targets)
+        if worse is not None:
+            tie = f" (one of {len(tied)} tied nodes)" if len(tied) > 1 else ""
+            return None, f"landing on {landing}{tie}: {worse}"
+        outcomes.append((_potential(after, targets), landing, after_pods, after))
+    certain = len({_counts_signature(o[3]) for o in outcomes}) == 1
+    # The worst tied landing; among equals, the scheduler's first.
+    worst = max(outcomes, key=lambda o: (o[0], -tied.index(o[1])))
+    return (
+        _Trial(pod, replacement, worst[1], tied, certain, worst[2], worst[3], worst[0], False),
+        "",
+    )
+
+
+def _record(
+    world: _World,
+    state: _State,
+    trial: _Trial,
+    step: int,
+    measure: Mapping[ConstraintKey, _Counted],
+    targets: frozenset[ConstraintKey],
+    options: RebalanceOptions,
+) -> Eviction:
+    pod = trial.pod
+    if trial.new_batch and (state.in_batch > 0):
+        state.batch += 1
+        state.in_batch = 0
+        for budget in world.budgets:
+            state.budget_left[(budget.metadata.namespace, budget.metadata.name)] = (
+                budget.disruptions_allowed
+            )
+    state.in_batch += 1
+    state.last_uncertain = not trial.certain
+    if _ready(pod):
+        for b in _budgets_of(pod, world.budgets):
+            key = (b.metadata.namespace, b.metadata.name)
+            state.budget_left[key] = state.budget_left.get(key, 0) - 1
+    state.per_node[pod.node_name] += 1
+    state.per_namespace[pod.namespace] += 1
+    # The replacement is Ready by the time the next batch starts (--apply waits for it),
+    # so it counts for budgets as the pod it replaces did.
+    state.pods = [
+        replace(p, conditions=pod.conditions) if p.key == trial.replacement.key else p
+        for p in trial.pods_after
+    ]
+    w = world.workload_of[pod.key]
+    world.workload_of[trial.replacement.key] = w
+    node = world.node_by_name[pod.node_name]
+    keys = sorted(k for k in targets if k[0] == w.ref)
+    skews = tuple(
+        SkewChange(
+            w.ref,
+            measure[k].report.topology_key,
+            measure[k].report.when_unsatisfiable,
+            measure[k].report.max_skew,
+            measure[k].report.skew,
+            trial.measure_after[k].report.skew,
+        )
+        for k in keys
+        if k in trial.measure_after
+    )
+    domains = {s.topology_key: node.labels.get(s.topology_key, "") for s in skews}
+    return Eviction(
+        step,
+        state.batch,
+        pod.key,
+        w.ref,
+        pod.node_name,
+        domains,
+        trial.landing,
+        trial.tied,
+        trial.certain,
+        pod.priority or 0,
+        skews,
+        trial.replacement.name,
+    )
