@@ -85,4 +85,4 @@ def test_a_scenario_file_with_an_error_exits_2_with_one_line(tmp_path: Path) -> 
 def test_an_unknown_bundled_name_is_a_usage_error() -> None:
     code, _, err = run("simulate", "nope")
     assert code == 2
-    assert "no scenario file or bundled scenario 'nope'" in err
+    assert 'no scenario file or bundled scenario "nope"' in err

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from topospread.errors import cut, go_quote
+
 __all__ = ["Example", "Scenario", "all_examples", "all_scenarios", "find", "scenario_path"]
 
 
@@ -88,12 +90,16 @@ def all_scenarios() -> list[Scenario]:
 def scenario_path(name_or_path: str) -> Path:
     """A scenario file: an existing path as given, else the bundled scenario of that name."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+    try:
+        exists = path.exists()
+    except OSError:  # a name too long for a path, for one
+        exists = False
+    if path.suffix in (".yaml", ".yml", ".json") or name_or_path == "-" or exists:
         return path
     for scenario in all_scenarios():
         if scenario.name == name_or_path:
             return scenario.path
     names = ", ".join(s.name for s in all_scenarios())
     raise click.UsageError(
-        f"no scenario file or bundled scenario {name_or_path!r}; bundled: {names}"
+        f"no scenario file or bundled scenario {go_quote(cut(name_or_path))}; bundled: {names}"
     )

@@ -1,20 +1,49 @@
 """Read scenario files (``kind: Scenario``) and the files they refer to.
 
 The only I/O of the simulator: file references inside a scenario (``cluster.files``,
-``apply.file``, ``schedulerConfig.file``) are resolved relative to the scenario's folder.
+``apply.file``, ``schedulerConfig.file``) are resolved relative to the scenario's folder
+and must stay inside it.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from topospread.engine.sim.scenario import API_VERSION, KIND, Scenario, parse_scenario
-from topospread.errors import DecodeError
+from topospread.errors import DecodeError, cut
 from topospread.io.loader import load_documents
 
 __all__ = ["load_scenario"]
+
+
+_BUNDLED: Final = Path(os.path.realpath(Path(__file__).parent.parent / "examples"))
+"""The bundled examples, whose scenarios share cluster files across their folders."""
+
+
+def confined(folder: Path, name: str) -> Path:
+    """The file ``name`` refers to, which must lie inside ``folder`` (links resolved).
+
+    A scenario names its files relative to its own folder; an absolute path or ``..``
+    that leaves it (``apply: {file: /etc/passwd}``) is refused, so that running someone
+    else's scenario reads nothing else of the machine. Bundled scenarios may refer to
+    any bundled example.
+    """
+    base = Path(os.path.realpath(folder))
+    if base.is_relative_to(_BUNDLED):
+        base = _BUNDLED
+    target = (
+        Path(os.path.realpath(base / name))
+        if base != _BUNDLED
+        else Path(os.path.realpath(Path(os.path.realpath(folder)) / name))
+    )
+    if not target.is_relative_to(base):
+        raise DecodeError(
+            cut(name), message=f"Forbidden: a file reference must stay inside {cut(str(base))}"
+        )
+    return target
 
 
 def load_scenario(
@@ -57,6 +86,6 @@ def load_scenario(
     def load(name: str) -> list[Any]:
         if starting_objects and name == starting_source:
             return [{"apiVersion": "v1", "kind": "List", "items": list(starting_objects)}]
-        return load_documents(folder / name)
+        return load_documents(confined(folder, name))
 
     return parse_scenario(document, source, load)

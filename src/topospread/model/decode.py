@@ -679,7 +679,7 @@ def _dns1035_label(value: str) -> list[str]:
     return errors
 
 
-def validate_metadata(obj: KubeObject) -> list[FieldError]:
+def validate_metadata(obj: KubeObject | Deployment) -> list[FieldError]:
     """``ValidateObjectMeta`` for the name and namespace of a stored object.
 
     Names are checked with each kind's name rule (``ValidateNodeName``,

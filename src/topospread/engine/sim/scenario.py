@@ -37,6 +37,7 @@ checked statically too: a step may only scale, roll out or drain what exists by 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -50,7 +51,12 @@ from topospread.errors import (
 )
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
-from topospread.model.decode import WORKLOAD_KINDS, decode_object, decode_workload
+from topospread.model.decode import (
+    WORKLOAD_KINDS,
+    decode_object,
+    decode_workload,
+    validate_metadata,
+)
 from topospread.model.objects import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_ZONE,
@@ -116,6 +122,44 @@ Loader = Callable[[str], list[Any]]
 """Resolves a file reference (relative to the scenario) into its parsed documents."""
 
 
+MAX_GENERATED_NODES: Final = 20_000
+"""The most nodes one generator makes (zones × perZone): bigger than any scheduler_perf run."""
+
+MAX_REPLICAS: Final = 100_000
+"""The most replicas a scaled or applied workload may ask for."""
+
+MAX_NAME_PATTERN_LENGTH: Final = 253
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+
+def name_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a node name pattern (``{zone}``, ``{i}``, ``{{``, ``}}``)."""
+    if len(pattern) > MAX_NAME_PATTERN_LENGTH:
+        return f"must be no more than {MAX_NAME_PATTERN_LENGTH} characters"
+    for match in _PLACEHOLDER.finditer(pattern):
+        text = match.group(0)
+        if text in ("{{", "}}"):
+            continue
+        if match.group(1) not in ("zone", "i"):
+            return "may only use {zone} and {i} placeholders"
+    return None
+
+
+def expand_name_pattern(pattern: str, zone: str, index: int) -> str:
+    """``pattern`` with ``{zone}`` and ``{i}`` replaced; no ``str.format``, nothing else read."""
+
+    def replace(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if text == "{{":
+            return "{"
+        if text == "}}":
+            return "}"
+        return zone if match.group(1) == "zone" else str(index)
+
+    return _PLACEHOLDER.sub(replace, pattern)
+
+
 # -- the model -----------------------------------------------------------------------------------
 
 
@@ -137,7 +181,7 @@ class NodeGenerator:
         result = []
         for zone in self.zones:
             for i in range(1, self.per_zone + 1):
-                name = self.name_pattern.format(zone=zone, i=i)
+                name = expand_name_pattern(self.name_pattern, zone, i)
                 labels = {**self.labels, LABEL_HOSTNAME: name, LABEL_TOPOLOGY_ZONE: zone}
                 result.append(
                     Node(
@@ -547,7 +591,18 @@ class _Parser:
                 )
             )
             return None
+        problems = validate_metadata(obj)
+        if problems:
+            self.errors.extend(_prefixed(problems, path))
+            return None
         if isinstance(obj, Deployment | ReplicaSet | StatefulSet):
+            if obj.replicas is not None and obj.replicas > MAX_REPLICAS:
+                self.errors.append(
+                    FieldError.invalid(
+                        f"{path}.spec.replicas", obj.replicas, f"must be at most {MAX_REPLICAS:,}"
+                    )
+                )
+                return None
             problems = validate_workload_spec(obj)
         elif isinstance(obj, PodDisruptionBudget):
             problems = validate_pod_disruption_budget(obj)
@@ -694,12 +749,17 @@ class _Parser:
         labels = self.string_map(data, "labels", path)
         self.errors.extend(_prefixed(validate_labels(labels, "labels"), path))
         pattern = self.string(data, "namePattern", path, "node-{zone}-{i}")
-        try:
-            pattern.format(zone="z", i=1)
-        except (KeyError, IndexError, ValueError):
+        problem = name_pattern_problem(pattern)
+        if problem is not None:
+            self.errors.append(FieldError.invalid(f"{path}.namePattern", pattern, problem))
+            return []
+        if zones and per_zone > 0 and len(zones) * per_zone > MAX_GENERATED_NODES:
             self.errors.append(
-                FieldError.invalid(
-                    f"{path}.namePattern", pattern, "may only use {zone} and {i} placeholders"
+                FieldError(
+                    ErrorType.TOO_MANY,
+                    f"{path}.perZone",
+                    len(zones) * per_zone,
+                    f"must have at most {MAX_GENERATED_NODES:,} nodes (zones × perZone)",
                 )
             )
             return []
@@ -740,7 +800,12 @@ class _Parser:
         if not self.required(data, "nodes", path):
             return None
         names = self.strings(data, "nodes", path)
+        seen: set[str] = set()
         for i, name in enumerate(names):
+            if name in seen:
+                self.errors.append(FieldError.duplicate(f"{path}.nodes[{i}]", name))
+                return None
+            seen.add(name)
             if name not in self.node_names:
                 self.errors.append(FieldError(ErrorType.NOT_FOUND, f"{path}.nodes[{i}]", name))
         return NodeSet(names=names)
@@ -816,6 +881,13 @@ class _Parser:
             if replicas is None:
                 if "replicas" not in args:
                     self.errors.append(FieldError.required(f"{path}.replicas"))
+                return None
+            if replicas > MAX_REPLICAS:
+                self.errors.append(
+                    FieldError.invalid(
+                        f"{path}.replicas", replicas, f"must be at most {MAX_REPLICAS:,}"
+                    )
+                )
                 return None
             if replicas < 0:
                 self.errors.append(
