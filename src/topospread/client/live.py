@@ -10,7 +10,7 @@ through the same decoding and validation as files.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +19,12 @@ from topospread.client.source import (
     DEFAULT_PAGE_SIZE,
     PODS,
     SCHEDULER_RESOURCES,
+    Page,
     Resource,
     get_object,
     read_resources,
     server_version,
+    stream_pages,
     version_skew_note,
 )
 from topospread.errors import KubeconfigError, NotFound, go_quote
@@ -59,11 +61,13 @@ def read_live(
     resources: Sequence[Resource] = SCHEDULER_RESOURCES,
     page_size: int | None = None,
     connection: Connection | None = None,
+    on_page: Callable[[Page], None] | None = None,
 ) -> LiveRead:
     """Connect (unless ``connection`` is given) and list ``resources`` cluster-wide.
 
     ``page_size`` is the list chunk size (kubectl's ``--chunk-size``): 500, or
-    ``$TOPOSPREAD_CHUNK_SIZE``.
+    ``$TOPOSPREAD_CHUNK_SIZE``. With ``on_page``, each page goes to it as it arrives
+    (while the server prepares the next) and ``items`` stays empty.
     """
     if page_size is None:
         page_size = _chunk_size_from_environment()
@@ -73,12 +77,21 @@ def read_live(
         version = server_version(conn.transport)
         notes = [n for n in (version_skew_note(version, conn.server),) if n]
         with paused_gc():
-            read = read_resources(conn.transport, resources, page_size=page_size)
+            if on_page is None:
+                read = read_resources(conn.transport, resources, page_size=page_size)
+                items, requests = read.items, read.requests
+            else:
+                sent: list[int] = []
+                for page in stream_pages(
+                    conn.transport, resources, page_size=page_size, counter=sent
+                ):
+                    on_page(page)
+                items, requests = (), sum(sent)
     finally:
         if own:
             conn.close()
     return LiveRead(
-        conn.server, conn.context, conn.namespace, version, read.items, tuple(notes), read.requests
+        conn.server, conn.context, conn.namespace, version, items, tuple(notes), requests
     )
 
 

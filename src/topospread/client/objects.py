@@ -14,7 +14,7 @@ from typing import Any
 from topospread.engine.cluster import Cluster
 from topospread.errors import DecodeError
 from topospread.io.loader import decode_objects
-from topospread.model.objects import Pod
+from topospread.model.objects import KubeObject, Pod
 
 __all__ = ["LivePodQuestion", "cluster_from_items", "pod_to_schedule", "read_pod_and_cluster"]
 
@@ -32,12 +32,15 @@ def cluster_from_items(
     not come from a server).
     """
     objects, skipped = decode_objects(list(items), source, admitted=admitted)
-    notes = [
+    return Cluster.from_objects(objects), _skip_notes(skipped, source)
+
+
+def _skip_notes(skipped: Iterable[str], source: str) -> list[str]:
+    return [
         f"{source}: skipped {what} (kind not used by the scheduler)"
         for what in skipped
         if not what.startswith(_QUIETLY_SKIPPED)
     ]
-    return Cluster.from_objects(objects), notes
 
 
 def pod_to_schedule(item: dict[str, Any], source: str) -> tuple[Pod, list[str]]:
@@ -79,16 +82,43 @@ def read_pod_and_cluster(
     context's). Raises ValueError for a reference that contradicts ``namespace``.
     """
     from topospread.client.config import connect
-    from topospread.client.live import parse_pod_reference, read_live, take_pod
+    from topospread.client.live import parse_pod_reference, read_live
+    from topospread.client.source import PODS, SCHEDULER_RESOURCES, Page, get_object
 
     name, named_namespace = parse_pod_reference(reference, namespace)
     connection = connect(kubeconfig, context)
+    pod_namespace = named_namespace or connection.namespace
+    decoded: dict[str, list[KubeObject]] = {}
+    skipped: list[str] = []
+    found: dict[str, Any] | None = None
+
+    def decode_page(page: Page) -> None:
+        # Decoded as pages arrive, while the server prepares the next ones.
+        nonlocal found
+        items = page.items
+        if page.restart:
+            decoded[page.resource.plural] = []
+            if page.resource is PODS:
+                found = None
+        if page.resource is PODS and found is None:
+            for index, item in enumerate(items):
+                meta = item.get("metadata") or {}
+                if meta.get("name") == name and meta.get("namespace") == pod_namespace:
+                    found, items = item, items[:index] + items[index + 1 :]
+                    break
+        objects, skipped_here = decode_objects(items, connection.server, admitted=True)
+        decoded.setdefault(page.resource.plural, []).extend(objects)
+        skipped.extend(skipped_here)
+
     try:
-        read = read_live(connection=connection)
-        pod_namespace = named_namespace or connection.namespace
-        item, rest = take_pod(read, name, pod_namespace, connection)
+        read = read_live(connection=connection, on_page=decode_page)
+        if found is None:
+            # Created after its page was listed: fetch it directly (404: not found).
+            found = get_object(connection.transport, PODS, name, pod_namespace)
     finally:
         connection.close()
-    cluster, notes = cluster_from_items(rest, read.source)
-    pod, pod_notes = pod_to_schedule(item, f"{read.source}: pod {pod_namespace}/{name}")
-    return LivePodQuestion(pod, cluster, (*read.notes, *pod_notes, *notes))
+    objects = [o for r in SCHEDULER_RESOURCES for o in decoded.get(r.plural, ())]
+    cluster = Cluster.from_objects(objects)
+    pod, pod_notes = pod_to_schedule(found, f"{read.source}: pod {pod_namespace}/{name}")
+    notes = (*read.notes, *pod_notes, *_skip_notes(skipped, read.source))
+    return LivePodQuestion(pod, cluster, notes)

@@ -10,9 +10,10 @@ topospread's own. Nothing is written to the cluster.
 
 from __future__ import annotations
 
+import queue
 import re
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +28,12 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "SCHEDULER_RESOURCES",
     "ClusterRead",
+    "Page",
     "Resource",
     "get_object",
     "read_resources",
     "server_version",
+    "stream_pages",
     "version_skew_note",
 ]
 
@@ -106,14 +109,34 @@ class ClusterRead:
     """List requests sent (pages)."""
 
 
-def _list_all(
-    transport: Transport, resource: Resource, namespace: str | None, page_size: int
-) -> tuple[list[dict[str, Any]], int]:
-    items: list[dict[str, Any]] = []
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of one list, as it arrives."""
+
+    resource: Resource
+    items: list[dict[str, Any]]
+    """The page's objects, ``kind`` and ``apiVersion`` filled in."""
+    restart: bool = False
+    """The list started over (an expired continue token): earlier pages of this resource
+    are void."""
+
+
+_DONE = object()
+
+
+def _list_pages(
+    transport: Transport,
+    resource: Resource,
+    namespace: str | None,
+    page_size: int,
+    deliver: Callable[[Page], None],
+    stop: threading.Event,
+) -> int:
     token: str | None = None
     pages = 0
     limit: int | None = page_size
-    while True:
+    restart = False
+    while not stop.is_set():
         pages += 1
         response = transport.send(
             Request(
@@ -125,7 +148,7 @@ def _list_all(
         if response.status == 410 and token is not None:
             # The continue token expired mid-list: start over with one unpaginated list
             # (client-go's pager.FullListIfExpired).
-            items, token, limit = [], None, None
+            token, limit, restart = None, None, True
             continue
         raise_for_status(
             response,
@@ -146,6 +169,7 @@ def _list_all(
             raise ClusterError(
                 f"{transport.server}: list {resource.plural}: the response has no items"
             )
+        items = []
         for item in page_items:
             if isinstance(item, dict):
                 item.setdefault("apiVersion", resource.api_version)
@@ -153,8 +177,67 @@ def _list_all(
                 items.append(item)
         metadata = page.get("metadata") or {}
         token = metadata.get("continue") or None
+        deliver(Page(resource, items, restart))
+        restart = False
         if not token or limit is None:
-            return items, pages
+            break
+    return pages
+
+
+def stream_pages(
+    transport: Transport,
+    resources: Sequence[Resource] = SCHEDULER_RESOURCES,
+    *,
+    namespace: str | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    counter: list[int] | None = None,
+) -> Iterator[Page]:
+    """List ``resources`` in parallel, yielding each page as soon as it is parsed.
+
+    One thread per resource fetches and parses pages (urllib3 and TLS release the GIL),
+    so the API server prepares the next page while the caller handles this one. The first
+    :class:`ClusterError` any list meets is raised here, and the other lists stop.
+    ``counter``, when given, receives the number of requests sent.
+    """
+    if page_size < 1:
+        raise ValueError("page_size must be positive")
+    arrived: queue.SimpleQueue[object] = queue.SimpleQueue()
+    stop = threading.Event()
+    requests = [0]
+
+    def work(resource: Resource) -> None:
+        try:
+            requests.append(
+                _list_pages(transport, resource, namespace, page_size, arrived.put, stop)
+            )
+        except BaseException as exc:  # handed to the consumer, which raises it
+            arrived.put(exc)
+        finally:
+            arrived.put(_DONE)
+
+    threads = [
+        threading.Thread(target=work, args=(r,), name=f"list-{r.plural}", daemon=True)
+        for r in resources
+    ]
+    for thread in threads:
+        thread.start()
+    running = len(threads)
+    try:
+        while running:
+            found = arrived.get()
+            if found is _DONE:
+                running -= 1
+            elif isinstance(found, BaseException):
+                raise found
+            else:
+                assert isinstance(found, Page)
+                yield found
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        if counter is not None:
+            counter.append(sum(requests))
 
 
 def read_resources(
@@ -163,29 +246,23 @@ def read_resources(
     *,
     namespace: str | None = None,
     page_size: int = DEFAULT_PAGE_SIZE,
-    workers: int | None = None,
 ) -> ClusterRead:
     """List ``resources`` (cluster-wide, or namespaced ones in ``namespace``) in parallel.
 
     Raises the first :class:`ClusterError` any list met; then nothing is returned, so a
     read that fails midway leaves nothing half-done behind.
     """
-    if page_size < 1:
-        raise ValueError("page_size must be positive")
-
-    def one(resource: Resource) -> tuple[list[dict[str, Any]], int]:
-        return _list_all(transport, resource, namespace, page_size)
-
-    with ThreadPoolExecutor(max_workers=workers or len(resources) or 1) as pool:
-        results = list(pool.map(one, resources))
-    items: list[dict[str, Any]] = []
-    counts: dict[str, int] = {}
-    requests = 0
-    for resource, (found, pages) in zip(resources, results, strict=True):
-        items.extend(found)
-        counts[resource.kind] = len(found)
-        requests += pages
-    return ClusterRead(transport.server, tuple(items), counts, requests)
+    by_resource: dict[str, list[dict[str, Any]]] = {r.plural: [] for r in resources}
+    sent: list[int] = []
+    for page in stream_pages(
+        transport, resources, namespace=namespace, page_size=page_size, counter=sent
+    ):
+        if page.restart:
+            by_resource[page.resource.plural] = []
+        by_resource[page.resource.plural].extend(page.items)
+    items = [item for r in resources for item in by_resource[r.plural]]
+    counts = {r.kind: len(by_resource[r.plural]) for r in resources}
+    return ClusterRead(transport.server, tuple(items), counts, sum(sent))
 
 
 def get_object(
