@@ -1,0 +1,57 @@
+"""``topospread rebalance`` on files: text, JSON, HTML, exit status, local storage read from
+the YAML, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from topospread.cli.commands import cli
+
+DATA = Path(__file__).parents[1] / "data" / "rebalance"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli, ["rebalance", *args])
+
+
+def test_text_plan_and_exit_zero() -> None:
+    result = _run("--cluster", str(DATA / "scaled-down.yaml"))
+    assert result.exit_code == 0, result.output
+    assert "evict shop/web-" in result.output
+    assert "Balanced with 1 eviction(s)" in result.output
+    assert "proven minimal" in result.output
+
+
+def test_json_and_html(tmp_path: Path) -> None:
+    page = tmp_path / "plan.html"
+    result = _run("--cluster", str(DATA / "min-domains.yaml"), "-o", "json", "--html", str(page))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["converged"] is True and data["reason"] is None
+    assert [e["step"] for e in data["evictions"]] == [1, 2]
+    html = page.read_text()
+    assert "Rebalance plan" in html and "After (simulated)" in html and "<svg" in html
+
+
+def test_cannot_balance_exits_one_and_says_why() -> None:
+    result = _run("--cluster", str(DATA / "no-capacity.yaml"))
+    assert result.exit_code == 1
+    assert "Cannot reach balance" in result.output and "Insufficient cpu" in result.output
+    assert "Nothing would be evicted" in result.output
+
+
+def test_local_storage_is_read_from_the_files() -> None:
+    refused = _run("--cluster", str(DATA / "local-storage.yaml"))
+    assert refused.exit_code == 1 and "local storage" in refused.output
+    allowed = _run("--cluster", str(DATA / "local-storage.yaml"), "--allow-local-storage")
+    assert allowed.exit_code == 0, allowed.output
+
+
+def test_usage_errors() -> None:
+    result = _run("--cluster", str(DATA / "scaled-down.yaml"), "--apply")
+    assert result.exit_code == 2
+    missing = _run("--cluster", "/nonexistent.yaml")
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
