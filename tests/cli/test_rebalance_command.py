@@ -30,22 +30,27 @@ def test_json_and_html(tmp_path: Path) -> None:
     result = _run("--cluster", str(DATA / "min-domains.yaml"), "-o", "json", "--html", str(page))
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["converged"] is True and data["reason"] is None
+    assert data["converged"] is True
+    assert data["reason"] is None
     assert [e["step"] for e in data["evictions"]] == [1, 2]
     html = page.read_text()
-    assert "Rebalance plan" in html and "After (simulated)" in html and "<svg" in html
+    assert "Rebalance plan" in html
+    assert "After (simulated)" in html
+    assert "<svg" in html
 
 
 def test_cannot_balance_exits_one_and_says_why() -> None:
     result = _run("--cluster", str(DATA / "no-capacity.yaml"))
     assert result.exit_code == 1
-    assert "Cannot reach balance" in result.output and "Insufficient cpu" in result.output
+    assert "Cannot reach balance" in result.output
+    assert "Insufficient cpu" in result.output
     assert "Nothing would be evicted" in result.output
 
 
 def test_local_storage_is_read_from_the_files() -> None:
     refused = _run("--cluster", str(DATA / "local-storage.yaml"))
-    assert refused.exit_code == 1 and "local storage" in refused.output
+    assert refused.exit_code == 1
+    assert "local storage" in refused.output
     allowed = _run("--cluster", str(DATA / "local-storage.yaml"), "--allow-local-storage")
     assert allowed.exit_code == 0, allowed.output
 
@@ -54,4 +59,5 @@ def test_usage_errors() -> None:
     result = _run("--cluster", str(DATA / "scaled-down.yaml"), "--apply")
     assert result.exit_code == 2
     missing = _run("--cluster", "/nonexistent.yaml")
-    assert missing.exit_code == 2 and "Traceback" not in missing.output
+    assert missing.exit_code == 2
+    assert "Traceback" not in missing.output

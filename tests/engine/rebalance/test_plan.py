@@ -13,7 +13,12 @@ import pytest
 from topospread.engine.audit import Scope
 from topospread.engine.cluster import Cluster
 from topospread.engine.explain import explain
-from topospread.engine.rebalance import RebalanceOptions, RebalancePlan, minimum_moves, plan_rebalance
+from topospread.engine.rebalance import (
+    RebalanceOptions,
+    RebalancePlan,
+    minimum_moves,
+    plan_rebalance,
+)
 from topospread.framework.config.decode import default_configuration
 from topospread.io.manifests import load_audit_objects
 from topospread.model.objects import Pod, PodDisruptionBudget
@@ -80,7 +85,8 @@ def test_converging_plans_satisfy_every_constraint(name: str) -> None:
     settled = _replay(objects, plan)
     others = [o for o in objects if not isinstance(o, Pod)]
     replayed = plan_rebalance([*others, *settled])
-    assert replayed.converged and not replayed.targets
+    assert replayed.converged
+    assert not replayed.targets
 
 
 @pytest.mark.parametrize("name", CONVERGING)
@@ -92,7 +98,8 @@ def test_no_daemonset_or_protected_pod_is_evicted_and_budgets_hold(name: str) ->
     per_batch: dict[tuple[int, str], int] = {}
     for e in plan.evictions:
         owner = pods[e.pod].metadata.controller()
-        assert owner is not None and owner.kind in {"ReplicaSet", "StatefulSet"}
+        assert owner is not None
+        assert owner.kind in {"ReplicaSet", "StatefulSet"}
         for b in budgets:
             if b.metadata.namespace == pods[e.pod].namespace and all(
                 pods[e.pod].labels.get(k) == v for k, v in b.selector.match_labels.items()
@@ -105,17 +112,21 @@ def test_no_daemonset_or_protected_pod_is_evicted_and_budgets_hold(name: str) ->
 def test_scale_down_is_fixed_with_the_fewest_evictions_and_other_workloads_untouched() -> None:
     plan = plan_rebalance(_load("scaled-down"))
     assert plan.targets == ("Deployment/shop/web",)
-    assert len(plan.evictions) == 1 and plan.proven_minimal
+    assert len(plan.evictions) == 1
+    assert plan.proven_minimal
     e = plan.evictions[0]
     assert e.domains == {"topology.kubernetes.io/zone": "zone-a"}
     assert e.tied_nodes == ("node-c-2",)  # node-c-1 holds a web pod: less room
     api = {w.ref: w for w in plan.after.workloads}["Deployment/shop/api"]
-    assert api.constraints[0].report is not None and api.constraints[0].report.skew == 0
+    assert api.constraints[0].report is not None
+    assert api.constraints[0].report.skew == 0
 
 
 def test_min_domains_fills_the_new_zone() -> None:
     plan = plan_rebalance(_load("min-domains"))
-    assert plan.converged and len(plan.evictions) == 2 and plan.proven_minimal
+    assert plan.converged
+    assert len(plan.evictions) == 2
+    assert plan.proven_minimal
     assert all(e.expected_node.startswith("node-c-") for e in plan.evictions)
 
 
@@ -146,24 +157,28 @@ def test_a_plan_that_cannot_balance_says_why_and_evicts_nothing(name: str, says:
     plan = plan_rebalance(_load(name))
     assert not plan.converged
     assert plan.evictions == ()
-    assert plan.reason is not None and says in plan.reason
+    assert plan.reason is not None
+    assert says in plan.reason
 
 
 def test_local_storage_is_allowed_on_request() -> None:
     objects = _load("local-storage")
     pods = frozenset(o.key for o in objects if isinstance(o, Pod))
     refused = plan_rebalance(objects, options=RebalanceOptions(local_storage=pods))
-    assert not refused.converged and refused.evictions == ()
+    assert not refused.converged
+    assert refused.evictions == ()
     assert "local storage" in (refused.reason or "")
     allowed = plan_rebalance(
         objects, options=RebalanceOptions(local_storage=pods, allow_local_storage=True)
     )
-    assert allowed.converged and len(allowed.evictions) == 1
+    assert allowed.converged
+    assert len(allowed.evictions) == 1
 
 
 def test_limits_stop_the_plan() -> None:
     plan = plan_rebalance(_load("min-domains"), options=RebalanceOptions(max_evictions=1))
-    assert not plan.converged and "--max-evictions 1" in (plan.reason or "")
+    assert not plan.converged
+    assert "--max-evictions 1" in (plan.reason or "")
     assert len(plan.best_effort) == 1
     per_node = plan_rebalance(_load("two-workloads"), options=RebalanceOptions(max_per_node=1))
     sources = [e.node for e in per_node.evictions or per_node.best_effort]
@@ -175,7 +190,9 @@ def test_scope_and_balanced_cluster() -> None:
     assert plan.targets == ("Deployment/shop/web",)
     assert {e.workload for e in plan.evictions} == {"Deployment/shop/web"}
     settled = plan_rebalance([*_load("scaled-down")][:6])
-    assert settled.converged and settled.evictions == () and settled.targets == ()
+    assert settled.converged
+    assert settled.evictions == ()
+    assert settled.targets == ()
 
 
 @pytest.mark.parametrize(
