@@ -87,3 +87,56 @@ def test_score_plugin_error_has_upstreams_prefix(oracle: Any) -> None:
     scenario = Scenario([node("n1"), node("n2")], pod("p"), config)
     theirs = agree(oracle, scenario, "score-error")
     assert theirs["message"].startswith('running Score plugins: plugin "TaintToleration" failed')
+
+
+# -- 4: preemption victim order -----------------------------------------------------------------
+
+
+# Priorities for which a stable sort and Go's pdqsort leave different pods last.
+_TIERS = (2, 2, 0, 1, 2, 1, 2, 2, 0, 2, 0, 1, 1, 2, 0, 0, 2, 1, 2, 2)
+
+
+def _crowded_node_cases() -> list[tuple[str, Scenario]]:
+    # One node full of equal-priority 1-CPU pods; the preemptor needs 3 CPUs, so all are
+    # removed, then reprieved in sort order until 3 remain: which 3 depends on the order
+    # sort.Slice (unstable beyond 12 elements) leaves equal victims in.
+    cases = []
+    for count in (13, 20, 33, 60):
+        for start in ("same", "none", "mixed", "tiers", "tiers-none"):
+            cluster: list[Obj] = [node("n1", cpu=str(count), pods="200")]
+            for i in range(count):
+                status: Obj = {"phase": "Running"}
+                if start in ("same", "tiers") or (start == "mixed" and i % 3 == 0):
+                    status["startTime"] = "2026-01-01T00:00:00Z"
+                elif start == "mixed" and i % 3 == 1:
+                    status["startTime"] = "2026-01-02T00:00:00Z"
+                cluster.append(
+                    pod(
+                        f"v{i:02d}",
+                        "n1",
+                        containers=[
+                            {"name": "c", "image": "img", "resources": {"requests": {"cpu": "1"}}}
+                        ],
+                        priority=_TIERS[i % len(_TIERS)]
+                        if start.startswith("tiers")
+                        else i % 2
+                        if start == "mixed"
+                        else 0,
+                        status=status,
+                    )
+                )
+            incoming = pod(
+                "p",
+                containers=[{"name": "c", "image": "img", "resources": {"requests": {"cpu": "3"}}}],
+                priority=100,
+            )
+            cases.append((f"victims-{count}-{start}", Scenario(cluster, incoming, None)))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "scenario"), _crowded_node_cases())
+def test_many_equal_victims_are_ordered_as_upstream_orders_them(
+    oracle: Any, name: str, scenario: Scenario
+) -> None:
+    theirs = agree(oracle, scenario, name)
+    assert theirs["preemption"]["victims"]["n1"], theirs

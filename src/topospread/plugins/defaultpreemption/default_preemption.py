@@ -11,9 +11,11 @@ rule):
 * the dry run starts at offset 0 of the candidate nodes, in snapshot order (upstream: a
   random offset into nodes listed from a Go map) and runs them one at a time (upstream:
   in parallel, so with more candidate nodes than it needs the set it stops at varies);
-* victims of equal priority and equal start time keep node order (Go's ``sort.Slice`` is
-  stable only up to 12 elements); a pod without ``status.startTime`` counts as started
-  "now", i.e. after every pod that has one;
+* victims are ordered by Go's ``sort.Slice`` algorithm itself (:mod:`..helper.gosort`):
+  unstable beyond 12 elements, and reproduced exactly. A pod without ``status.startTime``
+  counts as started "now" (``util.GetPodStartTime``), read when its victim is made: the
+  victims of a node are made in node order, so such pods compare as started after every
+  recorded time in the past and after each other in node order (issue 12);
 * candidates still tied after every criterion of ``pickOneNodeForPreemption`` go to the
   first in dry-run order (upstream: Go map order); :attr:`PostFilterResult.tied_nodes`
   lists them.
@@ -21,9 +23,10 @@ rule):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from time import time
 from typing import TYPE_CHECKING, Final
 
 from topospread.errors import ConfigError
@@ -36,6 +39,7 @@ from topospread.framework.status import Code, Status, as_status
 from topospread.model.labels import Selector
 from topospread.model.objects import Pod, PodDisruptionBudget
 from topospread.plugins import names
+from topospread.plugins.helper.gosort import go_sort_slice
 from topospread.plugins.podtopologyspread.common import SelectorError, label_selector_as_selector
 
 if TYPE_CHECKING:
@@ -88,10 +92,35 @@ def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
     return _start_time(pod1) < _start_time(pod2)
 
 
-def _importance_order(pods: Iterable[Pod]) -> list[Pod]:
-    # sort.Slice with MoreImportantVictim: priority descending, start time ascending;
-    # Python's sort is stable, so exact ties keep their order.
-    return sorted(pods, key=lambda p: (-pod_priority(p), _start_time(p)))
+_StartKey = tuple[float, int, int]
+
+
+def _victim_start_keys(pods: Sequence[Pod]) -> dict[int, _StartKey]:
+    # preemption.NewVictim stores util.GetPodStartTime of each pod of the node, in node
+    # order: the recorded start, or time.Now() at that moment, later for each later pod.
+    now = time()
+    keys: dict[int, _StartKey] = {}
+    for index, pod in enumerate(pods):
+        if pod.start_time is None:
+            keys[id(pod)] = (now, 1, index)
+        else:
+            keys[id(pod)] = (datetime.fromisoformat(pod.start_time).timestamp(), 0, 0)
+    return keys
+
+
+def _importance_order(pods: list[Pod], start_keys: Mapping[int, _StartKey]) -> list[Pod]:
+    # sort.Slice with MoreImportantVictim (pkg/scheduler/framework/preemption/util.go) for
+    # single pods: higher priority first, then the earlier stored start time; Go's own
+    # unstable algorithm decides the order of victims equal on both.
+    def more_important(a: Pod, b: Pod) -> bool:
+        pa, pb = pod_priority(a), pod_priority(b)
+        if pa != pb:
+            return pa > pb
+        return start_keys[id(a)] < start_keys[id(b)]
+
+    ordered = list(pods)
+    go_sort_slice(ordered, more_important)
+    return ordered
 
 
 def pod_terminating_by_preemption(pod: Pod) -> bool:
@@ -396,6 +425,7 @@ class DefaultPreemption:
             node_info.add_pod(victim)
             return framework.run_pre_filter_extension_add_pod(state, preemptor, victim, node_info)
 
+        start_keys = _victim_start_keys(node_info.pods)
         potential = [p for p in node_info.pods if pod_priority(p) < priority]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,))
@@ -408,7 +438,7 @@ class DefaultPreemption:
         if status is not None and status.code is not Code.SUCCESS:
             return [], 0, status
 
-        potential = _importance_order(potential)
+        potential = _importance_order(potential, start_keys)
         violating_victims, non_violating_victims = filter_victims_with_pdb_violation(
             potential, pdbs
         )
@@ -439,7 +469,7 @@ class DefaultPreemption:
             if status is not None:
                 return [], 0, status
         if violating_victims and non_violating_victims:
-            victims = _importance_order(victims)
+            victims = _importance_order(victims, start_keys)
         return victims, num_violating, None
 
 
