@@ -50,6 +50,9 @@ type Result struct {
 	// Preemption is what DefaultPreemption (PostFilter) decided when no node fits;
 	// null when PostFilter did not run.
 	Preemption *PreemptionResult `json:"preemption"`
+	// NominatedNodeShortcut: the pod's status.nominatedNodeName passed the filters first
+	// (evaluateNominatedNode), so the scheduler took it without searching or scoring.
+	NominatedNodeShortcut bool `json:"nominatedNodeShortcut"`
 
 	postFilter *postFilterInput // set when the cycle ended in a FitError
 }
@@ -432,6 +435,38 @@ func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcac
 		return
 	}
 
+	// findNodesThatFitPod tries a nominated node first (evaluateNominatedNode): only that
+	// node is filtered, whatever PreFilter's node set; if it passes, schedulePod takes it
+	// as the lone feasible node, unscored. The rest of the nodes are still evaluated below
+	// for the report (explain evaluates every node) but decide nothing.
+	nominated := -1
+	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+		for i, n := range inputNodes {
+			if n.Name == nnn {
+				st := (*fwk.Status)(nil)
+				if fw.HasFilterPlugins() {
+					st = fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodeInfos[i])
+				}
+				if st.IsSuccess() {
+					nominated = i
+				} else if st.Code() != fwk.Error {
+					diagnosis.NodeToStatus.Set(nnn, st)
+					diagnosis.AddPluginStatus(st)
+				}
+			}
+		}
+	}
+	takeNominated := func() bool {
+		if nominated < 0 {
+			return false
+		}
+		res.Nodes[nominated].Filter = statusResult(nil)
+		res.SelectedNode = strPtr(inputNodes[nominated].Name)
+		res.TiedNodes = []string{inputNodes[nominated].Name}
+		res.NominatedNodeShortcut = true
+		return true
+	}
+
 	// Nodes a PreFilterResult leaves out are UnschedulableAndUnresolvable.
 	candidates := make([]int, 0, len(nodeInfos))
 	if preRes.AllNodes() {
@@ -474,6 +509,9 @@ func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcac
 			diagnosis.NodeToStatus.Set(inputNodes[i].Name, st)
 			diagnosis.AddPluginStatus(st)
 		}
+	}
+	if takeNominated() {
+		return
 	}
 	if filterErr != nil {
 		res.Message = strPtr(filterErr.Error())

@@ -140,3 +140,81 @@ def test_many_equal_victims_are_ordered_as_upstream_orders_them(
 ) -> None:
     theirs = agree(oracle, scenario, name)
     assert theirs["preemption"]["victims"]["n1"], theirs
+
+
+# -- 6: the nominated-node shortcut --------------------------------------------------------------
+
+
+def _cpu_pod(name: str, node_name: str, cpu: str, **spec: Any) -> Obj:
+    containers = [{"name": "c", "image": "img", "resources": {"requests": {"cpu": cpu}}}]
+    return pod(name, node_name, containers=containers, **spec)
+
+
+def _nominated_cases() -> list[tuple[str, Scenario, bool]]:
+    # n1 is busy, n2 and n3 are empty: scoring would prefer n2/n3; a pod nominated to n1
+    # that fits there goes there unscored.
+    cluster = [node("n1"), node("n2"), node("n3"), _cpu_pod("busy", "n1", "2")]
+    nominated = {"nominatedNodeName": "n1"}
+    return [
+        ("nominated-fits", Scenario(cluster, _cpu_pod("p", "", "1", status=nominated), None), True),
+        (
+            "nominated-does-not-fit",
+            Scenario(cluster, _cpu_pod("p", "", "3", status=nominated), None),
+            False,
+        ),
+        (
+            "nominated-node-gone",
+            Scenario(cluster, _cpu_pod("p", "", "1", status={"nominatedNodeName": "n9"}), None),
+            False,
+        ),
+        (
+            "nominated-nothing-fits-preemption",
+            Scenario(
+                [
+                    node("n1", cpu="2"),
+                    node("n2", cpu="2"),
+                    _cpu_pod("low", "n1", "2"),
+                    _cpu_pod("high", "n2", "2", priority=1000),
+                ],
+                _cpu_pod("p", "", "2", priority=10, status=nominated),
+                None,
+            ),
+            False,
+        ),
+        (
+            "nominated-fits-with-spread",
+            Scenario(
+                [
+                    *cluster,
+                    pod("w1", "n2", labels={"app": "w"}),
+                    pod("w2", "n3", labels={"app": "w"}),
+                ],
+                pod(
+                    "p",
+                    labels={"app": "w"},
+                    topologySpreadConstraints=[
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": HOSTNAME,
+                            "whenUnsatisfiable": "ScheduleAnyway",
+                            "labelSelector": {"matchLabels": {"app": "w"}},
+                        }
+                    ],
+                    status={"nominatedNodeName": "n2"},
+                ),
+                None,
+            ),
+            True,
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("name", "scenario", "shortcut"), _nominated_cases())
+def test_nominated_node_is_tried_first_as_upstream_does(
+    oracle: Any, name: str, scenario: Scenario, shortcut: bool
+) -> None:
+    theirs = agree(oracle, scenario, name)
+    assert bool(theirs.get("nominatedNodeShortcut")) is shortcut
+    if shortcut:
+        assert theirs["selectedNode"] == scenario.pod["status"]["nominatedNodeName"]
+        assert all(n["totalScore"] is None for n in theirs["nodes"])

@@ -98,8 +98,11 @@ def test_the_nominated_node_counts_the_other_nominated_pods(bulk: bool) -> None:
         assert status.reasons == ("Insufficient cpu",)
 
 
-def test_explain_evaluates_every_node_even_for_a_nominated_pod() -> None:
+def test_explain_evaluates_every_node_but_takes_the_nominated_one_unscored() -> None:
+    # evaluateNominatedNode (issue 12): the nominated node fits, so it is selected without
+    # scoring; explain still filters every node for the report.
     result = schedule_one(_framework(), _nominated("n2"))
     assert set(result.statuses) == {"n0", "n1", "n2"}
-    assert result.selected_node == "n0"
-    assert set(result.totals) == {"n0", "n1", "n2"}
+    assert result.selected_node == "n2"
+    assert result.nominated_node_shortcut
+    assert result.totals == {}

@@ -108,6 +108,9 @@ class CycleResult:
     DefaultPreemption, the victims per candidate node; None leaves the nomination as is."""
     post_filter_status: Status | None = None
     """The PostFilter status; its message ends the FailedScheduling message."""
+    nominated_node_shortcut: bool = False
+    """The pod's ``nominated_node_name`` passed the filters first (``evaluateNominatedNode``)
+    and was taken without searching or scoring."""
 
     @property
     def nominated_node(self) -> str | None:
@@ -157,8 +160,10 @@ def schedule_one(
     ``visit_order_ties`` (with ``search``) keeps the feasible nodes in the order the
     search visited them — upstream's feasible list at parallelism 1 — so that a tie goes
     to the first node visited rather than the first in snapshot order.
-    With ``search``, a pod with ``nominated_node_name`` first tries only that node
-    (``evaluateNominatedNode``, see :func:`_evaluate_nominated_node`).
+    A pod with ``nominated_node_name`` first tries only that node (``evaluateNominatedNode``)
+    and, if it fits, is placed there unscored (``nominated_node_shortcut``); without
+    ``search`` every node is still filtered for the report, with ``search`` no other node
+    is (see :func:`_evaluate_nominated_node`).
     ``lean`` (with ``search``) leaves out of the result what only explanations read when
     the bulk path selects a node: ``statuses``, ``scores`` and ``totals`` stay empty.
 
@@ -203,6 +208,7 @@ def schedule_one(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
             )
+        nominated = _nominated_node_fits(framework, state, pod)
         explicit: dict[str, Status] = {}
         for info in node_infos:
             if allowed is not None and info.name not in allowed:
@@ -212,6 +218,18 @@ def schedule_one(
             statuses[info.name] = status
             if status is not None:
                 explicit[info.name] = status
+        if nominated is not None:
+            # Every node was evaluated for the report; the nominated node alone decides.
+            statuses[nominated.name] = None
+            return CycleResult(
+                state,
+                pre,
+                statuses,
+                [nominated],
+                selected_node=nominated.name,
+                tied_nodes=(nominated.name,),
+                nominated_node_shortcut=True,
+            )
         errors = [s for s in explicit.values() if s.code is Code.ERROR]
         if errors:
             message = errors[0].message
@@ -524,7 +542,27 @@ def _evaluate_nominated_node(framework: Framework, pod: Pod) -> CycleResult | No
         [info],
         selected_node=info.name,
         tied_nodes=(info.name,),
+        nominated_node_shortcut=True,
     )
+
+
+def _nominated_node_fits(framework: Framework, state: CycleState, pod: Pod) -> NodeInfo | None:
+    # findNodesThatFitPod after a successful PreFilter: a pod nominated by an earlier
+    # preemption has that node filtered first, whatever PreFilter's node set, with the
+    # same cycle state (evaluateNominatedNode, pkg/scheduler/schedule_one.go); a node that
+    # passes is the lone feasible node, which schedulePod takes without scoring. A node
+    # that is gone, rejects the pod or errs sends the cycle on to the full search.
+    if not pod.nominated_node_name:
+        return None
+    info = framework.handle.snapshot.get(pod.nominated_node_name)
+    if info is None:
+        return None
+    if (
+        framework.plugins_at("filter")
+        and framework.run_filter_plugins_with_nominated_pods(state, pod, info) is not None
+    ):
+        return None
+    return info
 
 
 def _with_nominated_pods(

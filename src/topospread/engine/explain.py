@@ -164,6 +164,9 @@ class Explanation:
     preemption: PreemptionReport | None = None
     """What preemption would do; None when it did not run (a node fits, or the profile
     has no PostFilter plugin)."""
+    nominated_node_shortcut: bool = False
+    """The pod's ``status.nominatedNodeName`` passed the filters first, so kube-scheduler
+    places it there without scoring (``selected_node``; no node has scores)."""
 
     def to_json(self) -> dict[str, object]:
         """The documented JSON shape (``explain --output json``)."""
@@ -195,6 +198,7 @@ class Explanation:
             "message": self.message,
             "preemption": None if self.preemption is None else self.preemption.to_json(),
             "unimplementedPlugins": {k: list(v) for k, v in self.unimplemented.items()},
+            "nominatedNodeShortcut": self.nominated_node_shortcut,
         }
 
 
@@ -305,9 +309,22 @@ def explain(
         spread_source=_spread_source(pod, framework),
         score_weights=dict(framework.score_weights),
         unimplemented={k: tuple(v) for k, v in framework.unimplemented.items()},
-        notes=cluster.notes,
+        notes=(*cluster.notes, *_nominated_note(pod, cycle)),
         preemption=_preemption_report(cycle),
+        nominated_node_shortcut=cycle.nominated_node_shortcut,
     )
+
+
+NOMINATED_NOTE = (
+    "the pod is nominated to node {node} (status.nominatedNodeName) and fits there: "
+    "kube-scheduler tries that node first and places the pod on it without scoring"
+)
+
+
+def _nominated_note(pod: Pod, cycle: CycleResult) -> tuple[str, ...]:
+    if not cycle.nominated_node_shortcut:
+        return ()
+    return (NOMINATED_NOTE.format(node=pod.nominated_node_name),)
 
 
 def _preemption_report(cycle: CycleResult) -> PreemptionReport | None:

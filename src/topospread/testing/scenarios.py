@@ -258,6 +258,8 @@ PREEMPTION_TIES = "_preemptionTies"
 def _project(result: Obj) -> Obj:
     projected = {key: result.get(key) for key in COMPARED_FIELDS}
     projected["nodes"] = [{key: n.get(key) for key in NODE_FIELDS} for n in result["nodes"]]
+    if result.get("nominatedNodeShortcut"):
+        projected["nominatedNodeShortcut"] = True
     preemption = result.get("preemption")
     if isinstance(preemption, dict):
         projected["preemption"] = {
@@ -337,7 +339,7 @@ def differences(python: Obj, upstream: Obj) -> list[str]:
         break
     lines.extend(
         f"{key}:\n  python:   {python.get(key)!r}\n  upstream: {upstream.get(key)!r}"
-        for key in ("pod", "selectedNode", "tiedNodes", "message")
+        for key in ("pod", "selectedNode", "tiedNodes", "message", "nominatedNodeShortcut")
         if python.get(key) != upstream.get(key)
     )
     if "preemption" in upstream and python.get("preemption") != upstream["preemption"]:
