@@ -17,13 +17,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from topospread.engine.cluster import Cluster
-from topospread.errors import DecodeError, FieldError, InputError, ValidationError
+from topospread.errors import ConfigError, DecodeError, FieldError, InputError, ValidationError
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io.reader import display_name, read_input
@@ -246,4 +247,29 @@ def load_configuration(path: Path | str | None) -> SchedulerConfiguration:
     documents = [d for d in load_documents(path) if d is not None]
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise InputError(source, message="expected one KubeSchedulerConfiguration document")
-    return decode_configuration(documents[0], source)
+    configuration = decode_configuration(documents[0], source)
+    _check_plugins_exist(configuration, source)
+    return configuration
+
+
+def _check_plugins_exist(configuration: SchedulerConfiguration, source: str) -> None:
+    # frameworkImpl.NewFramework refuses a plugin name it has no factory for; checked here
+    # so that the message names the configuration file.
+    from topospread.framework.config.types import IN_TREE_PLUGINS
+    from topospread.plugins.registry import in_tree_registry
+
+    registry = in_tree_registry()
+    errors: list[FieldError | str] = []
+    for profile in configuration.profiles:
+        names = [
+            ref.name
+            for plugin_set in (getattr(profile.plugins, f.name) for f in fields(profile.plugins))
+            for ref in plugin_set.enabled
+        ]
+        errors.extend(
+            f'profile "{profile.scheduler_name}": plugin "{name}" does not exist'
+            for name in dict.fromkeys(names)
+            if name not in registry and name not in IN_TREE_PLUGINS
+        )
+    if errors:
+        raise ConfigError(source, errors)

@@ -77,6 +77,8 @@ def read_input(path: Path | str, *, limit: int = MAX_INPUT_BYTES) -> bytes:
         raise DecodeError(source, message="no such file") from None
     except OSError as exc:
         raise DecodeError(source, message=exc.strerror or "cannot read") from None
+    except ValueError:  # a NUL byte in the name
+        raise DecodeError(source, message="not a usable file name") from None
     if problem is not None:
         raise DecodeError(source, message=problem)
     try:

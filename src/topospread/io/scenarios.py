@@ -31,14 +31,13 @@ def confined(folder: Path, name: str) -> Path:
     else's scenario reads nothing else of the machine. Bundled scenarios may refer to
     any bundled example.
     """
-    base = Path(os.path.realpath(folder))
-    if base.is_relative_to(_BUNDLED):
-        base = _BUNDLED
-    target = (
-        Path(os.path.realpath(base / name))
-        if base != _BUNDLED
-        else Path(os.path.realpath(Path(os.path.realpath(folder)) / name))
-    )
+    try:
+        base = Path(os.path.realpath(folder))
+        if base.is_relative_to(_BUNDLED):
+            base = _BUNDLED
+        target = Path(os.path.realpath(Path(os.path.realpath(folder)) / name))
+    except (ValueError, OSError):  # a NUL byte, a name too long
+        raise DecodeError(cut(repr(name)[1:-1]), message="not a usable file name") from None
     if not target.is_relative_to(base):
         raise DecodeError(
             cut(name), message=f"Forbidden: a file reference must stay inside {cut(str(base))}"

@@ -148,16 +148,16 @@ def _go_parse_int(text: str) -> int | None:
     if match is None:
         return None
     groups = match.groupdict()
-    if groups["hex"] is not None:
-        value = int(groups["hex"], 16)
-    elif groups["oct"] is not None:
-        value = int(groups["oct"], 8)
-    elif groups["bin"] is not None:
-        value = int(groups["bin"], 2)
-    elif groups["oct0"] is not None:
-        value = int(groups["oct0"] or "0", 8)
-    else:
-        value = int(groups["dec"])
+    base, text = next(
+        (base, groups[name])
+        for name, base in (("hex", 16), ("oct", 8), ("bin", 2), ("oct0", 8), ("dec", 10))
+        if groups[name] is not None
+    )
+    digits = text.lstrip("0") or "0"
+    if len(digits) > 64:
+        # More digits than any 64-bit value has in base 2 or more: out of range.
+        return None
+    value = int(digits, base)
     if groups["sign"] == "-":
         value = -value
     if _INT64_MIN <= value <= _INT64_MAX:
