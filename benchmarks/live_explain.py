@@ -111,6 +111,7 @@ def main() -> None:
                 "--output",
                 "json",
             ]
+            load_before = os.getloadavg()[0]
             runs = [timed(command, env) for _ in range(options.repeat)]
             row = {
                 "page": page_size,
@@ -119,6 +120,7 @@ def main() -> None:
                 "cpu_min": min(r["cpu"] for r in runs),
                 "cpu_median": statistics.median(r["cpu"] for r in runs),
                 "rss": max(r["rss_mib"] for r in runs),
+                "load": max(load_before, os.getloadavg()[0]),
             }
             rows.append(row)
             print(json.dumps(row))
@@ -148,12 +150,14 @@ def write(rows: list[dict[str, Any]], options: argparse.Namespace, fill: float) 
         "(cluster-wide, in parallel, paginated), decoding, the scheduling cycle, output. "
         "CPU is the process's user+sys time (the API server's own work is not in it).",
         "",
-        "| list page size | wall min | wall median | CPU min | CPU median | peak RSS |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| list page size | wall min | wall median | CPU min | CPU median | peak RSS "
+        "| load average |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [
         f"| {r['page']:,} | {r['wall_min']:.1f} s | {r['wall_median']:.1f} s | "
-        f"{r['cpu_min']:.1f} s | {r['cpu_median']:.1f} s | {r['rss']:.0f} MiB |"
+        f"{r['cpu_min']:.1f} s | {r['cpu_median']:.1f} s | {r['rss']:.0f} MiB | "
+        f"{r.get('load', 0):.1f} |"
         for r in rows
     ]
     lines.append(MARK_END)
