@@ -26,7 +26,7 @@ cache_root="${TOPOSPREAD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/topospread}"
 out="$cache_root/descheduler/$version"
 
 up_to_date() {
-  [ -x "$out/descheduler" ] && "$out/descheduler" version 2>/dev/null | grep -q "$version"
+  [ -x "$out/descheduler" ] && "$out/descheduler" version 2>/dev/null | grep -q "GitVersion:v[0-9]\{8\}-$version "
 }
 if [ "$force" = 0 ] && up_to_date; then
   echo "$out/descheduler"
@@ -39,8 +39,11 @@ mkdir -p "$cache_root/descheduler"
 work="$(mktemp -d "$cache_root/descheduler/.build.XXXXXX")"
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export GOCACHE="$work/gocache" CGO_ENABLED=0
-# The version the binary reports (`descheduler version`), as the project's Makefile sets it.
-ldflags="-s -w -X sigs.k8s.io/descheduler/pkg/version.version=$version"
+# The version the binary reports (`descheduler version`) in the form the project's Makefile
+# gives it, v<date>-<tag> (its version check parses the minor release out of that form;
+# a bare tag leaves it empty), dated when the release was published on the module proxy.
+date_stamp="$(cd "$here" && go list -m -f '{{.Time.UTC.Format "20060102"}}' sigs.k8s.io/descheduler)"
+ldflags="-s -w -X sigs.k8s.io/descheduler/pkg/version.version=v$date_stamp-$version"
 started=$SECONDS
 echo "benchmarks/descheduler/build.sh: building descheduler $version into $out" >&2
 (cd "$here" && go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$work/descheduler" \

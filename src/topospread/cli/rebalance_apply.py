@@ -153,10 +153,12 @@ def _wait_for_replacements(
     connection: Connection,
     batch: Sequence[Eviction],
     before: dict[str, dict[str, Any]],
+    existing: set[str],
     timeout: float,
     poll: float,
 ) -> tuple[dict[str, str], str | None]:
-    """Wait until each evicted pod's controller has a new pod scheduled; (landed, surprise)."""
+    """Wait until each evicted pod's controller has a new pod (one not in ``existing``,
+    the namespaces' pods before the batch) scheduled; (landed, surprise)."""
     namespaces = sorted({e.pod.split("/", 1)[0] for e in batch})
     deadline = time.monotonic() + timeout
     while True:
@@ -179,7 +181,7 @@ def _wait_for_replacements(
                 if key.startswith(namespace + "/")
                 and _owner(p) == owner
                 and p["metadata"].get("uid") != old_uid
-                and key not in before
+                and key not in existing
                 and key not in used
                 and not p["metadata"].get("deletionTimestamp")
             ]
@@ -259,6 +261,11 @@ def apply_rebalance(
         for e in batch:
             namespace, name = e.pod.split("/", 1)
             before[e.pod] = _get_json(connection, f"/api/v1/namespaces/{namespace}/pods/{name}")
+        existing = {
+            f"{namespace}/{item['metadata']['name']}"
+            for namespace in sorted({e.pod.split("/", 1)[0] for e in batch})
+            for item in _get_json(connection, f"/api/v1/namespaces/{namespace}/pods")["items"]
+        }
         for e in batch:
             done, why = evict(connection, e.pod)
             if not done:
@@ -271,7 +278,7 @@ def apply_rebalance(
             )
         if current.evicted:
             landed, surprise = _wait_for_replacements(
-                connection, current.evicted, before, timeout, poll
+                connection, current.evicted, before, existing, timeout, poll
             )
             current.landed = landed
             for pod, node in landed.items():

@@ -1,0 +1,361 @@
+"""Starting states for ``rebalance`` on a real control plane, for the live tests and
+``benchmarks/rebalance_vs_descheduler.py``.
+
+No kubelet runs beside the test control plane, so :class:`FakeKubelet` stands in for the
+part of one that matters here: a pod bound to a node becomes Running and Ready (so the
+disruption controller counts it healthy and PodDisruptionBudgets mean something), and a
+pod being deleted is removed once its containers would have stopped (grace period 0).
+Every scenario uses its own nodes (labelled ``rebalance-scenario=<namespace>``) and its
+pods select them, so the session's other nodes are no domains of theirs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from topospread.client.config import Connection
+from topospread.client.transport import Request
+from topospread.testing.live import Kube, node
+
+__all__ = ["SCENARIOS", "FakeKubelet", "Scenario", "pod_uids", "settle"]
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+SCENARIO_LABEL = "rebalance-scenario"
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+
+class FakeKubelet:
+    """Marks bound pods of ``namespaces`` Running and Ready; removes terminating ones."""
+
+    def __init__(self, connection: Connection, namespaces: Sequence[str], period: float = 0.3):
+        self.connection = connection
+        self.namespaces = list(namespaces)
+        self.period = period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fake-kubelet", daemon=True)
+
+    def __enter__(self) -> FakeKubelet:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _send(self, method: str, path: str, body: Any = None, content_type: str = "") -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = Request(method, path, body=data, content_type=content_type or "application/json")
+        return self.connection.transport.send(request)
+
+    def sync(self) -> None:
+        """One pass over the pods."""
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for namespace in self.namespaces:
+            response = self._send("GET", f"/api/v1/namespaces/{namespace}/pods")
+            if response.status != 200:
+                continue
+            for pod in json.loads(response.data)["items"]:
+                meta, spec = pod["metadata"], pod.get("spec") or {}
+                path = f"/api/v1/namespaces/{namespace}/pods/{meta['name']}"
+                if meta.get("deletionTimestamp"):
+                    self._send(
+                        "DELETE",
+                        path,
+                        {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+                    )
+                    continue
+                status = pod.get("status") or {}
+                if not spec.get("nodeName") or status.get("phase") == "Running":
+                    continue
+                conditions = [
+                    {"type": t, "status": "True", "lastTransitionTime": now}
+                    for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+                ]
+                patch = {"status": {"phase": "Running", "startTime": now, "conditions": conditions}}
+                self._send("PATCH", path + "/status", patch, "application/merge-patch+json")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            # A stand-in kubelet keeps going through API hiccups, as a real one does.
+            with contextlib.suppress(Exception):
+                self.sync()
+            self._stop.wait(self.period)
+
+
+def _get(connection: Connection, path: str) -> Any:
+    response = connection.transport.send(Request("GET", path))
+    return json.loads(response.data)
+
+
+def pod_uids(connection: Connection, namespace: str) -> set[str]:
+    """UIDs of the namespace's pods that are not terminating."""
+    items = _get(connection, f"/api/v1/namespaces/{namespace}/pods")["items"]
+    return {p["metadata"]["uid"] for p in items if not p["metadata"].get("deletionTimestamp")}
+
+
+def settle(connection: Connection, namespace: str, timeout: float = 60.0) -> bool:
+    """Wait until the namespace's ReplicaSets have all their pods, bound and Ready, none
+    terminating; False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sets = _get(connection, f"/apis/apps/v1/namespaces/{namespace}/replicasets")["items"]
+        want = sum(int((rs.get("spec") or {}).get("replicas") or 0) for rs in sets)
+        pods = _get(connection, f"/api/v1/namespaces/{namespace}/pods")["items"]
+        done = (
+            len(pods) == want
+            and all(not p["metadata"].get("deletionTimestamp") for p in pods)
+            and all((p.get("spec") or {}).get("nodeName") for p in pods)
+            and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
+        )
+        if done:
+            return True
+        time.sleep(0.3)
+    return False
+
+
+# -- building blocks --------------------------------------------------------------------------
+
+
+def _spread(
+    key: str, app: str, max_skew: int = 1, min_domains: int | None = None
+) -> dict[str, Any]:
+    constraint: dict[str, Any] = {
+        "maxSkew": max_skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": app}},
+    }
+    if min_domains is not None:
+        constraint["minDomains"] = min_domains
+    return constraint
+
+
+def _template(namespace: str, app: str, spread: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": {"app": app}},
+        "spec": {
+            "nodeSelector": {SCENARIO_LABEL: namespace},
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                }
+            ],
+            "topologySpreadConstraints": spread,
+        },
+    }
+
+
+def _nodes(kube: Kube, namespace: str, zones: Sequence[str], per_zone: int = 2) -> list[str]:
+    names = []
+    for zone in zones:
+        for i in range(1, per_zone + 1):
+            name = f"{namespace}-{zone}-{i}"
+            obj = node(name, zone)
+            obj["metadata"]["labels"][SCENARIO_LABEL] = namespace
+            kube.create(obj)
+            names.append(name)
+    return names
+
+
+def _replica_set_with_pods(
+    kube: Kube,
+    namespace: str,
+    app: str,
+    spread: list[dict[str, Any]],
+    placement: Sequence[str],
+) -> None:
+    """A ReplicaSet whose pods sit where ``placement`` says (bound at creation, as if an
+    earlier scheduler had put them there): the pods are created first, without an owner,
+    and the ReplicaSet adopts them (ClaimPods runs before it counts its replicas)."""
+    template = _template(namespace, app, spread)
+    for i, node_name in enumerate(placement):
+        spec = dict(template["spec"], nodeName=node_name)
+        kube.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{app}-{i:02d}",
+                    "namespace": namespace,
+                    "labels": {"app": app},
+                },
+                "spec": spec,
+            }
+        )
+    # The controller's pod informer must have seen them before its first sync.
+    time.sleep(1.5)
+    kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": app, "namespace": namespace, "labels": {"app": app}},
+            "spec": {
+                "replicas": len(placement),
+                "selector": {"matchLabels": {"app": app}},
+                "template": template,
+            },
+        }
+    )
+
+    def adopted() -> bool:
+        pods = kube.list("Pod", namespace, f"app={app}")
+        return len(pods) == len(placement) and all(
+            p["metadata"].get("ownerReferences") for p in pods
+        )
+
+    _wait(adopted, 30, f"ReplicaSet {app} adopted its pods")
+
+
+def _deployment(
+    namespace: str, app: str, replicas: int, spread: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": app, "namespace": namespace, "labels": {"app": app}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": app}},
+            "template": _template(namespace, app, spread),
+        },
+    }
+
+
+def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        time.sleep(0.3)
+
+
+# -- the scenarios --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named starting state."""
+
+    name: str
+    description: str
+    build: Callable[[Kube, Connection, str], None]
+    """(admin Kube, admin connection, namespace): creates nodes and workloads; the
+    FakeKubelet must be running (the scale-down waits for Ready pods)."""
+
+
+def _scale_down(kube: Kube, connection: Connection, ns: str) -> None:
+    # 12 pods placed by kube-scheduler (4 per zone), then scaled to 7 by the ReplicaSet
+    # controller. Its victims are ranked by pod-deletion-cost first (ActivePodsWithRanks):
+    # zone-c's pods and one of zone-b's are marked cheap, as a cost-based scale-down policy
+    # might, so the controller's topology-blind choice leaves zone counts 4/3/0.
+    _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
+    kube.create(_deployment(ns, "web", 12, [_spread(ZONE, "web")]))
+    _wait(lambda: settle(connection, ns, 1), 90, "12 pods scheduled")
+    pods = kube.list("Pod", ns, "app=web")
+    cheap = [p for p in pods if "-zone-c-" in p["spec"]["nodeName"]]
+    cheap += [p for p in pods if "-zone-b-" in p["spec"]["nodeName"]][:1]
+    for p in cheap:
+        cost = {"metadata": {"annotations": {DELETION_COST: "-100"}}}
+        kube.patch("Pod", p["metadata"]["name"], cost, ns)
+    # The ReplicaSet controller ranks from its informer's cache: let the annotations reach it.
+    time.sleep(2)
+    kube.patch("Deployment", "web", {"spec": {"replicas": 7}}, ns)
+
+    def scaled() -> bool:
+        sets = kube.list("ReplicaSet", ns, "app=web")
+        return sum(rs["spec"]["replicas"] for rs in sets) == 7 and settle(connection, ns, 1)
+
+    _wait(scaled, 90, "scaled to 7")
+
+
+def _zone_and_hostname(kube: Kube, connection: Connection, ns: str) -> None:
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
+    a1, a2, b1, b2, c1, _ = nodes
+    placement = [a1, a1, a1, a2, a2, b1, b2, c1]
+    _replica_set_with_pods(
+        kube, ns, "web", [_spread(ZONE, "web"), _spread(HOSTNAME, "web")], placement
+    )
+
+
+def _recovered_zone(kube: Kube, connection: Connection, ns: str) -> None:
+    # Zone c was down while the pods were placed (3/3 over zones a and b); its nodes are
+    # back, empty.
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b"])
+    a1, a2, b1, b2 = nodes
+    _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web")], [a1, a2, a1, b1, b2, b1])
+    _nodes(kube, ns, ["zone-c"])
+
+
+def _min_domains(kube: Kube, connection: Connection, ns: str) -> None:
+    # minDomains 3, maxSkew 2: 8 pods over zones a and b (4/4) and a new, empty zone c.
+    # Any zone above maxSkew 2 over the empty one violates (the global minimum is 0).
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b"])
+    a1, a2, b1, b2 = nodes
+    _nodes(kube, ns, ["zone-c"])
+    placement = [a1, a2, a1, a2, b1, b2, b1, b2]
+    _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web", 2, 3)], placement)
+
+
+def _two_workloads(kube: Kube, connection: Connection, ns: str) -> None:
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
+    a1, a2, b1, _, c1, c2 = nodes
+    _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web")], [a1, a2, a1, b1, c1])
+    _replica_set_with_pods(kube, ns, "api", [_spread(ZONE, "api")], [c1, c2, c1, c2, b1, a2])
+
+
+def _pdb_one_at_a_time(kube: Kube, connection: Connection, ns: str) -> None:
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
+    a1, a2, b1, b2, _, _ = nodes
+    _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web")], [a1, a2, a1, a2, b1, b2, b1])
+    kube.create(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": ns},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
+
+
+SCENARIOS: Mapping[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(
+            "scale-12-to-7",
+            "a 3-zone Deployment scaled 12 → 7 by the controller manager (zones 4/3/0)",
+            _scale_down,
+        ),
+        Scenario(
+            "zone-and-hostname",
+            "zone + hostname constraints on one workload (zones 5/2/1, one node holds 3)",
+            _zone_and_hostname,
+        ),
+        Scenario("recovered-zone", "a recovered zone that sits empty (3/3/0)", _recovered_zone),
+        Scenario(
+            "min-domains",
+            "minDomains 3, maxSkew 2: 4/4 over two zones and a new, empty third zone",
+            _min_domains,
+        ),
+        Scenario(
+            "two-workloads",
+            "two skewed workloads sharing nodes (3/1/1 and 1/1/4)",
+            _two_workloads,
+        ),
+        Scenario(
+            "pdb-one-at-a-time",
+            "a PDB allowing one disruption at a time (4/3/0)",
+            _pdb_one_at_a_time,
+        ),
+    )
+}

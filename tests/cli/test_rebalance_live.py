@@ -1,0 +1,110 @@
+"""``topospread rebalance`` against a real control plane: the dry run changes nothing, and
+``--apply`` reaches the state the plan predicted.
+
+The module starts its own control plane with the real kube-scheduler (replacements are
+placed by it, not by topospread) and kube-controller-manager (the ReplicaSet controller
+recreates evicted pods, the disruption controller keeps PodDisruptionBudgets' status).
+A stand-in kubelet (:class:`topospread.testing.rebalance_live.FakeKubelet`) makes bound
+pods Running and Ready and removes deleted ones, so budgets count healthy pods.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from topospread.cli.commands import cli
+from topospread.client.config import connect
+from topospread.testing.controlplane import ControlPlane
+from topospread.testing.live import Kube
+from topospread.testing.rebalance_live import SCENARIOS, FakeKubelet, pod_uids, settle
+
+pytestmark = pytest.mark.cluster
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.fixture(scope="module")
+def plane(control_plane_binaries: Path) -> Iterator[ControlPlane]:
+    with ControlPlane(control_plane_binaries, scheduler=True) as started:
+        yield started
+
+
+def _rebalance(plane: ControlPlane, namespace: str, *args: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "rebalance",
+            "-n",
+            namespace,
+            "--kubeconfig",
+            str(plane.admin_kubeconfig),
+            "-o",
+            "json",
+            *args,
+        ],
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _zone_counts(data: dict, app: str) -> dict[str, int]:
+    for w in data["workloads"]:
+        if w["name"] == app:
+            for c in w["constraints"]:
+                if c["topologyKey"] == ZONE:
+                    return c["domainCounts"]
+    raise AssertionError(app)
+
+
+def _start(plane: ControlPlane, scenario: str, namespace: str):
+    connection = connect(plane.admin_kubeconfig)
+    kube = Kube(connection)
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    kubelet = FakeKubelet(connection, [namespace]).__enter__()
+    SCENARIOS[scenario].build(kube, connection, namespace)
+    assert settle(connection, namespace, 90)
+    return connection, kubelet
+
+
+@pytest.mark.parametrize("scenario", ["scale-12-to-7", "pdb-one-at-a-time", "zone-and-hostname"])
+def test_apply_reaches_the_planned_state(plane: ControlPlane, unique_name, scenario: str) -> None:
+    namespace = unique_name("rb")
+    connection, kubelet = _start(plane, scenario, namespace)
+    try:
+        before = pod_uids(connection, namespace)
+        code, plan = _rebalance(plane, namespace)
+        assert code == 0, plan["reason"]
+        assert plan["converged"]
+        assert plan["evictions"]
+        # The dry run is read-only.
+        assert pod_uids(connection, namespace) == before
+        if scenario == "pdb-one-at-a-time":
+            batches = [e["batch"] for e in plan["evictions"]]
+            assert len(batches) == len(set(batches)), "one disruption per batch"
+
+        code, applied = _rebalance(plane, namespace, "--apply", "--timeout", "60")
+        assert code == 0, applied["reason"]
+        assert applied["converged"]
+        assert applied["evictions"] == len(plan["evictions"])
+        for batch in applied["rounds"]:
+            assert batch["surprise"] is None
+            planned = {e["pod"]: e["tiedNodes"] for e in batch["plan"]["evictions"]}
+            for pod, node in batch["landed"].items():
+                assert node in planned[pod]
+        assert settle(connection, namespace, 60)
+
+        code, after = _rebalance(plane, namespace)
+        assert code == 0
+        assert after["evictions"] == []
+        assert after["targets"] == []
+        # The end state is the one the plan predicted (its zone counts; ties inside a zone
+        # give the same counts).
+        if all(e["certain"] for e in plan["evictions"]):
+            assert _zone_counts(after["before"], "web") == _zone_counts(plan["after"], "web")
+    finally:
+        kubelet.__exit__()
+        connection.close()
