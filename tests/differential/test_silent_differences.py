@@ -218,3 +218,152 @@ def test_nominated_node_is_tried_first_as_upstream_does(
     if shortcut:
         assert theirs["selectedNode"] == scenario.pod["status"]["nominatedNodeName"]
         assert all(n["totalScore"] is None for n in theirs["nodes"])
+
+
+# -- 1: NodeDeclaredFeatures ---------------------------------------------------------------------
+
+RESTART_ALL = "RestartAllContainersOnContainerExits"
+
+
+def _restart_all_container() -> Obj:
+    return {
+        "name": "c",
+        "image": "img",
+        "restartPolicy": "Never",
+        "restartPolicyRules": [
+            {
+                "action": "RestartAllContainers",
+                "exitCodes": {"operator": "In", "values": [42]},
+            }
+        ],
+    }
+
+
+def _feature_nodes() -> list[Obj]:
+    return [
+        node("plain"),
+        node("declares", status={"declaredFeatures": [RESTART_ALL]}),
+        node(
+            "declares-more", status={"declaredFeatures": ["DRAOptionalNodeOperations", RESTART_ALL]}
+        ),
+        # TryMap walks the list as if sorted: RestartAll… after a larger name is missed.
+        node("unsorted", status={"declaredFeatures": ["VolumeBindMountOptions", RESTART_ALL]}),
+        node("unknown-only", status={"declaredFeatures": ["SomethingNew"]}),
+        node("hostnet", status={"declaredFeatures": ["UserNamespacesHostNetworkSupport"]}),
+        node("bindmount", status={"declaredFeatures": ["VolumeBindMountOptions"]}),
+    ]
+
+
+def _feature_cases() -> list[tuple[str, Scenario]]:
+    bind_mount = {
+        "name": "c",
+        "image": "img",
+        "volumeMounts": [{"name": "v", "mountPath": "/v", "bindMountOptions": ["nosuid"]}],
+    }
+    volumes = [{"name": "v", "emptyDir": {}}]
+    return [
+        (
+            "restart-all-containers",
+            Scenario(_feature_nodes(), pod("p", containers=[_restart_all_container()]), None),
+        ),
+        (
+            "restart-all-init-container",
+            Scenario(
+                _feature_nodes(),
+                pod("p", initContainers=[_restart_all_container()]),
+                None,
+            ),
+        ),
+        (
+            "userns-host-network",
+            Scenario(_feature_nodes(), pod("p", hostNetwork=True, hostUsers=False), None),
+        ),
+        (
+            "no-features",
+            Scenario(_feature_nodes(), pod("p", hostNetwork=True, hostUsers=True), None),
+        ),
+        # bindMountOptions (gate off): dropped on create, kept on a stored pod (uid).
+        (
+            "bind-mount-created",
+            Scenario(_feature_nodes(), pod("p", containers=[bind_mount], volumes=volumes), None),
+        ),
+        (
+            "bind-mount-stored",
+            Scenario(
+                _feature_nodes(),
+                pod(
+                    "p",
+                    uid="3f1c9a52-0d4e-4c1b-9a57-7d3a3c2b1e11",
+                    containers=[bind_mount],
+                    volumes=volumes,
+                ),
+                None,
+            ),
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("name", "scenario"), _feature_cases())
+def test_node_declared_features_decide_as_upstream(
+    oracle: Any, name: str, scenario: Scenario
+) -> None:
+    agree(oracle, scenario, name)
+
+
+# -- 2: VolumeRestrictions (inline disks) --------------------------------------------------------
+
+
+def _disk_pod(name: str, node_name: str, volume: Obj, **spec: Any) -> Obj:
+    return pod(name, node_name, volumes=[{"name": "d", **volume}], **spec)
+
+
+def _disk_cases() -> list[tuple[str, Scenario]]:
+    gce = {"gcePersistentDisk": {"pdName": "disk-1"}}
+    gce_ro = {"gcePersistentDisk": {"pdName": "disk-1", "readOnly": True}}
+    aws_ro = {"awsElasticBlockStore": {"volumeID": "vol-1", "readOnly": True}}
+    iscsi = {
+        "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:t", "lun": 0}
+    }
+    iscsi_other_lun = {
+        "iscsi": {
+            "targetPortal": "10.0.0.2:3260",
+            "iqn": "iqn.2001-04.com.example:t",
+            "lun": 1,
+            "readOnly": True,
+        }
+    }
+    rbd = {"rbd": {"monitors": ["m1", "m2"], "image": "img"}}
+    rbd_pool = {"rbd": {"monitors": ["m2", "m3"], "pool": "rbd", "image": "img", "readOnly": True}}
+    rbd_other_pool = {"rbd": {"monitors": ["m1"], "pool": "other", "image": "img"}}
+    nodes = [node("n1"), node("n2"), node("n3")]
+
+    def case(name: str, existing: list[tuple[str, Obj]], incoming: Obj) -> tuple[str, Scenario]:
+        cluster = [*nodes, *(_disk_pod(f"e{i}", n, v) for i, (n, v) in enumerate(existing))]
+        return name, Scenario(cluster, _disk_pod("p", "", incoming), None)
+
+    return [
+        case("gce-rw-rw", [("n1", gce)], gce),
+        case("gce-ro-ro", [("n1", gce_ro)], gce_ro),
+        case("gce-ro-rw", [("n1", gce_ro), ("n2", gce)], gce_ro),
+        case("aws-read-only-still-conflicts", [("n1", aws_ro)], aws_ro),
+        case("iscsi-same-iqn", [("n1", iscsi), ("n2", iscsi_other_lun)], iscsi_other_lun),
+        case("rbd-default-pool-overlap", [("n1", rbd), ("n2", rbd_other_pool)], rbd_pool),
+        case("rbd-other-pool", [("n1", rbd_other_pool)], rbd),
+        case("no-disks-here", [("n1", gce)], {"emptyDir": {}}),
+    ]
+
+
+@pytest.mark.parametrize(("name", "scenario"), _disk_cases())
+def test_inline_disk_conflicts_decide_as_upstream(
+    oracle: Any, name: str, scenario: Scenario
+) -> None:
+    agree(oracle, scenario, name)
+
+
+def test_inline_disk_conflict_can_be_preempted_away(oracle: Any) -> None:
+    # The only free node's disk holder has a lower priority: preemption evicts it.
+    gce = {"gcePersistentDisk": {"pdName": "disk-1"}}
+    cluster = [node("n1"), _disk_pod("holder", "n1", gce, priority=1)]
+    scenario = Scenario(cluster, _disk_pod("p", "", gce, priority=100), None)
+    theirs = agree(oracle, scenario, "disk-preemption")
+    assert theirs["preemption"]["victims"] == {"n1": ["default/holder"]}

@@ -23,6 +23,7 @@ from topospread.model.objects import (
     ContainerPort,
     Deployment,
     DeploymentStrategy,
+    InlineVolume,
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
@@ -458,6 +459,57 @@ def _container(r: _Reader, c: Mapping[str, Any], p: str) -> Container:
             ),
         ),
         restart_policy=r.opt_string(c, "restartPolicy", p),
+        restart_policy_rule_actions=tuple(
+            r.string(rule, "action", q) if isinstance(rule, dict) else ""
+            for rule, q in r.items(c, "restartPolicyRules", p)
+        ),
+        bind_mount_options=_any_bind_mount_options(r, c, p),
+    )
+
+
+def _any_bind_mount_options(r: _Reader, c: Mapping[str, Any], p: str) -> bool:
+    # NodeDeclaredFeatures' VolumeBindMountOptions: a non-empty bindMountOptions list.
+    return any(
+        isinstance(m, dict) and bool(r.strings(m, "bindMountOptions", q))
+        for m, q in r.items(c, "volumeMounts", p)
+    )
+
+
+def _inline_volume(r: _Reader, volume: Mapping[str, Any], p: str) -> InlineVolume | None:
+    # The in-tree disk sources VolumeRestrictions compares; RBD's pool defaults to "rbd"
+    # (SetDefaults_RBDVolumeSource).
+    gce = r.obj(volume, "gcePersistentDisk", p)
+    aws = r.obj(volume, "awsElasticBlockStore", p)
+    iscsi = r.obj(volume, "iscsi", p)
+    rbd = r.obj(volume, "rbd", p)
+    if gce is None and aws is None and iscsi is None and rbd is None:
+        return None
+    g, i, d = (_join(p, key) for key in ("gcePersistentDisk", "iscsi", "rbd"))
+    return InlineVolume(
+        name=r.string(volume, "name", p),
+        gce_persistent_disk=(
+            None
+            if gce is None
+            else (r.string(gce, "pdName", g), bool(r.boolean(gce, "readOnly", g)))
+        ),
+        aws_elastic_block_store=None
+        if aws is None
+        else r.string(aws, "volumeID", _join(p, "awsElasticBlockStore")),
+        iscsi=(
+            None
+            if iscsi is None
+            else (r.string(iscsi, "iqn", i), bool(r.boolean(iscsi, "readOnly", i)))
+        ),
+        rbd=(
+            None
+            if rbd is None
+            else (
+                r.strings(rbd, "monitors", d),
+                r.string(rbd, "pool", d) or "rbd",
+                r.string(rbd, "image", d),
+                bool(r.boolean(rbd, "readOnly", d)),
+            )
+        ),
     )
 
 
@@ -467,12 +519,16 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
     status = r.obj(doc, "status", "") or {}
     pod_resources = r.obj(spec, "resources", "spec")
     claims: list[str] = []
+    inline: list[InlineVolume] = []
     for volume, where in r.items(spec, "volumes", "spec"):
         if not isinstance(volume, dict):
             r._type_error(where, volume, "object")
             continue
         if "persistentVolumeClaim" in volume or "ephemeral" in volume:
             claims.append(r.string(volume, "name", where))
+        disk = _inline_volume(r, volume, where)
+        if disk is not None:
+            inline.append(disk)
     return Pod(
         metadata=meta,
         node_name=r.string(spec, "nodeName", "spec"),
@@ -526,6 +582,18 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
                 status=r.string(c, "status", p),
                 reason=r.string(c, "reason", p),
             ),
+        ),
+        host_network=bool(r.boolean(spec, "hostNetwork", "spec")),
+        host_users=r.boolean(spec, "hostUsers", "spec"),
+        pod_resources_limits=(
+            r.resources(pod_resources, "limits", "spec.resources")
+            if pod_resources is not None and pod_resources.get("limits") is not None
+            else None
+        ),
+        inline_volumes=tuple(inline),
+        ephemeral_bind_mount_options=any(
+            isinstance(c, dict) and _any_bind_mount_options(r, c, p)
+            for c, p in r.items(spec, "ephemeralContainers", "spec")
         ),
     )
 
@@ -586,6 +654,7 @@ def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
         ),
         allocatable=allocatable,
         images=tuple(images),
+        declared_features=r.strings(status, "declaredFeatures", "status"),
     )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "ContainerPort",
     "Deployment",
     "DeploymentStrategy",
+    "InlineVolume",
     "IntOrString",
     "KubeObject",
     "LabelSelector",
@@ -284,6 +285,26 @@ class Container:
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None
     """``Always`` on an init container makes it a sidecar (restartable init container)."""
+    restart_policy_rule_actions: tuple[str, ...] = ()
+    """``restartPolicyRules[*].action`` (NodeDeclaredFeatures infers a node feature)."""
+    bind_mount_options: bool = False
+    """Whether a ``volumeMounts`` entry has ``bindMountOptions`` (NodeDeclaredFeatures)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InlineVolume:
+    """A pod volume's in-tree disk sources that VolumeRestrictions compares (each None when
+    the volume does not set it; validation allows one source, decoding keeps them all)."""
+
+    name: str = ""
+    gce_persistent_disk: tuple[str, bool] | None = None
+    """(``pdName``, ``readOnly``)."""
+    aws_elastic_block_store: str | None = None
+    """``volumeID``."""
+    iscsi: tuple[str, bool] | None = None
+    """(``iqn``, ``readOnly``)."""
+    rbd: tuple[tuple[str, ...], str, str, bool] | None = None
+    """(``monitors``, ``pool`` — defaulted to ``rbd`` —, ``image``, ``readOnly``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +346,16 @@ class Pod:
     """``status.startTime`` as written (RFC 3339); preemption prefers younger victims."""
     conditions: tuple[PodCondition, ...] = ()
     """``status.conditions``."""
+    host_network: bool = False
+    """``spec.hostNetwork``."""
+    host_users: bool | None = None
+    """``spec.hostUsers`` (None when unset)."""
+    pod_resources_limits: ResourceList | None = None
+    """Pod-level ``spec.resources.limits`` (PodLevelResources)."""
+    inline_volumes: tuple[InlineVolume, ...] = ()
+    """Volumes with GCE PD, AWS EBS, iSCSI or RBD sources (VolumeRestrictions)."""
+    ephemeral_bind_mount_options: bool = False
+    """Whether an ephemeral container's ``volumeMounts`` has ``bindMountOptions``."""
 
     @property
     def name(self) -> str:
@@ -357,6 +388,8 @@ class Node:
     allocatable: ResourceList = field(default_factory=dict)
     images: tuple[tuple[tuple[str, ...], int], ...] = ()
     """(names, sizeBytes) of images present on the node."""
+    declared_features: tuple[str, ...] = ()
+    """``status.declaredFeatures`` as written (NodeDeclaredFeatures)."""
 
     @property
     def name(self) -> str:

@@ -20,11 +20,13 @@ from topospread.plugins import (
 )
 from topospread.plugins.interpodaffinity import plugin as inter_pod_affinity
 from topospread.plugins.nodeaffinity import node_affinity
+from topospread.plugins.nodedeclaredfeatures import node_declared_features
 from topospread.plugins.nodename import node_name
 from topospread.plugins.noderesources import balanced_allocation, fit
 from topospread.plugins.nodeunschedulable import node_unschedulable
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.tainttoleration import taint_toleration
+from topospread.plugins.volumerestrictions import volume_restrictions
 
 __all__ = ["in_tree_registry"]
 
@@ -47,6 +49,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.IMAGE_LOCALITY: imagelocality.new,
         names.INTER_POD_AFFINITY: inter_pod_affinity.new,
         names.NODE_AFFINITY: node_affinity.new,
+        names.NODE_DECLARED_FEATURES: node_declared_features.new,
         names.NODE_NAME: node_name.new,
         names.NODE_PORTS: nodeports.new,
         names.NODE_RESOURCES_BALANCED_ALLOCATION: balanced_allocation.new_balanced_allocation,
@@ -54,5 +57,6 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_UNSCHEDULABLE: node_unschedulable.new,
         names.POD_TOPOLOGY_SPREAD: _pod_topology_spread,
         names.TAINT_TOLERATION: taint_toleration.new,
+        names.VOLUME_RESTRICTIONS: volume_restrictions.new,
     }
     return registry
