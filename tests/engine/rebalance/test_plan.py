@@ -24,7 +24,13 @@ from topospread.io.manifests import load_audit_objects
 from topospread.model.objects import Pod, PodDisruptionBudget
 
 DATA = Path(__file__).parents[2] / "data" / "rebalance"
-CONVERGING = ["scaled-down", "zone-and-hostname", "min-domains", "two-workloads"]
+CONVERGING = [
+    "scaled-down",
+    "zone-and-hostname",
+    "zone-and-hostname-crowded",
+    "min-domains",
+    "two-workloads",
+]
 
 
 def _load(name: str):
@@ -216,3 +222,11 @@ def test_json_shape() -> None:
     e = data["evictions"][0]
     assert {"step", "pod", "node", "expectedNode", "tiedNodes"} <= set(e)
     assert data["before"]["workloads"][0]["constraints"][0]["skew"] == 3
+
+
+def test_zone_and_hostname_evictions_are_taken_from_the_crowded_nodes() -> None:
+    plan = plan_rebalance(_load("zone-and-hostname-crowded"))
+    assert plan.converged
+    assert len(plan.evictions) == 2
+    assert plan.proven_minimal
+    assert plan.evictions[0].node == "node-b-1"
