@@ -35,7 +35,7 @@ def test_json_and_html(tmp_path: Path) -> None:
     assert [e["step"] for e in data["evictions"]] == [1, 2]
     html = page.read_text()
     assert "Rebalance plan" in html
-    assert "After (simulated)" in html
+    assert "after the evictions (simulated)" in html
     assert "<svg" in html
 
 

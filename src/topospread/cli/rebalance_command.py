@@ -22,6 +22,7 @@ from rich.console import Console
 
 from topospread.engine.audit import AuditReport, Scope, parse_label_selector, parse_workload_name
 from topospread.engine.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance
+from topospread.engine.sim.result import SimulationResult, StepResult, WorkloadSpread
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io import load_configuration
 from topospread.io.manifests import load_audit_objects, read_documents
@@ -175,50 +176,87 @@ def render_plan(plan: RebalancePlan, console: Console) -> None:
         out(f"  protected: {p}", markup=False)
 
 
-def rebalance_html(plan: RebalancePlan) -> str:
-    """One page: the plan as a table, then the cluster before and after (simulated) as the
-    simulate report draws steps (the skew chart has the two points)."""
-    from topospread.cli.render_audit import audit_html
+def _step(report: AuditReport, index: int, kind: str, title: str) -> StepResult:
+    # The simulate report's step: the cluster picture and each workload's spread bars.
+    return StepResult(
+        index=index,
+        kind=kind,
+        title=title,
+        started=0,
+        settled=0,
+        events=(),
+        layout=report.layout,
+        pending=(),
+        spread=tuple(
+            WorkloadSpread(
+                w.ref,
+                w.pods,
+                w.pending,
+                w.source,
+                w.counted_from,
+                tuple(c.report for c in w.constraints if c.report is not None),
+            )
+            for w in report.workloads
+        ),
+        scheduling_attempts=0,
+        notes=report.notes if index < 0 else (),
+    )
 
-    before = audit_html(plan.before, title="rebalance: before")
-    after = audit_html(plan.after, title="rebalance: after (simulated)")
+
+def rebalance_html(plan: RebalancePlan) -> str:
+    """One self-contained page: the plan as a table, then the simulate report's two steps,
+    the cluster before and after the evictions (simulated), with each constraint's skew
+    charted across them."""
+    from topospread import KUBERNETES_VERSION
+    from topospread.cli.render_html import render_html
+
+    verdict = (
+        f"Balanced with {len(plan.evictions)} eviction(s) in {plan.batches} batch(es) "
+        f"(lower bound {plan.lower_bound})."
+        if plan.converged
+        else f"Cannot reach balance: {plan.reason} Nothing would be evicted."
+    )
+    result = SimulationResult(
+        scenario="rebalance plan",
+        description=verdict,
+        seed=0,
+        kubernetes_version=KUBERNETES_VERSION,
+        steps=(
+            _step(plan.before, -1, "initial", "before"),
+            _step(plan.after, 0, "rebalance", "after the evictions (simulated)"),
+        ),
+    )
     rows = "".join(
         f"<tr><td>{e.step}</td><td>{e.batch}</td><td><code>{escape(e.pod)}</code></td>"
         f"<td>{escape(e.node)}</td><td>{escape(e.expected_node)}</td>"
         f"<td>{escape(', '.join(e.tied_nodes))}</td>"
-        f"<td>{escape(', '.join(f'{_short(s.topology_key)} {s.before}→{s.after}' for s in e.skew))}"
-        "</td></tr>\n"
+        "<td>"
+        + escape(", ".join(f"{_short(x.topology_key)} {x.before}→{x.after}" for x in e.skew))
+        + "</td></tr>\n"
         for e in plan.evictions or plan.best_effort
     )
-    verdict = (
-        f"Balanced with {len(plan.evictions)} eviction(s) (lower bound {plan.lower_bound})."
-        if plan.converged
-        else f"Cannot reach balance: {plan.reason}"
-    )
     table = (
-        '<section id="plan"><h2>Rebalance plan</h2>\n'
+        '<section id="plan" aria-labelledby="plan-title">\n'
+        '<h2 id="plan-title">Rebalance plan</h2>\n'
         f"<p>{escape(verdict)}</p>\n"
-        "<table><thead><tr><th>step</th><th>batch</th><th>pod</th><th>from</th>"
-        "<th>replacement</th><th>tied nodes</th><th>skew</th></tr></thead><tbody>\n"
-        + rows
-        + "</tbody></table></section>\n"
+        + (
+            "<table><thead><tr><th>step</th><th>batch</th><th>pod</th><th>from</th>"
+            "<th>replacement</th><th>tied nodes</th><th>skew</th></tr></thead><tbody>\n"
+            + rows
+            + "</tbody></table>\n"
+            if rows
+            else ""
+        )
+        + "".join(f"<p>protected: {escape(p)}</p>\n" for p in plan.protected)
+        + "</section>\n"
+    )
+    page = (
+        render_html(result)
+        .replace("topospread simulate", "topospread rebalance")
+        .replace("<div><dt>Seed</dt><dd>0</dd></div>", "")
     )
     marker = '<main id="main">\n'
-    before_main = before.split(marker, 1)
-    after_body = after.split(marker, 1)[1].split("</main>", 1)[0]
-    head = before_main[0].replace("topospread audit", "topospread rebalance")
-    body_before = before_main[1].split("</main>", 1)
-    return (
-        head
-        + marker
-        + table
-        + '<section id="before"><h2>Before</h2>\n'
-        + body_before[0]
-        + '</section>\n<section id="after"><h2>After (simulated)</h2>\n'
-        + after_body
-        + "</section>\n</main>"
-        + body_before[1]
-    )
+    return page.replace(marker, marker + table, 1)
 
 
 # -- the command ----------------------------------------------------------------------------
