@@ -80,7 +80,7 @@ def scheduler_command(
     then finishes in-flight binds and releases its Lease.
     """
     from topospread.client.config import connect
-    from topospread.scheduler.api import RateLimitedTransport
+    from topospread.scheduler.api import RateLimitedTransport, widen_connection_pool
     from topospread.scheduler.app import SchedulerApp, configure_logging
     from topospread.scheduler.options import load_options, parse_duration
 
@@ -103,6 +103,8 @@ def scheduler_command(
         click.echo(str(exc), err=True)
         sys.exit(EXIT_INPUT)
     configure_logging(log_format, verbose)
+    # Binds, status patches, Events, the Lease and lists run concurrently.
+    widen_connection_pool(connection.transport, bind_workers + 16)
     transport = RateLimitedTransport(connection.transport, client.qps, client.burst)
     try:
         app = SchedulerApp(
