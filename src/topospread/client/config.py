@@ -132,6 +132,9 @@ def connect(
         raise KubeconfigError(
             "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config"
         )
+    # One connection per list running in parallel (a dozen resources), and a few for the
+    # writes of the scheduler and rebalance; the client's default is 5 per CPU.
+    configuration.connection_pool_maxsize = max(32, configuration.connection_pool_maxsize or 0)
     api_client = k8s_client.ApiClient(configuration)
     transport = (
         KubeTransport(api_client) if timeout is None else KubeTransport(api_client, timeout=timeout)
