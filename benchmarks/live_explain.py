@@ -19,9 +19,11 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -124,15 +126,79 @@ def main() -> None:
             }
             rows.append(row)
             print(json.dumps(row))
+        side_by_side = compare_with_oracle(plane, options.repeat)
         if options.profile:
             profiled = [sys.executable, "-m", "cProfile", "-o", options.profile, *command[1:]]
             subprocess.run(profiled, env=env, capture_output=True, check=True)
             print(f"wrote {options.profile}")
     if not options.no_write:
-        write(rows, options, fill)
+        write(rows, options, fill, side_by_side)
 
 
-def write(rows: list[dict[str, Any]], options: argparse.Namespace, fill: float) -> None:
+def compare_with_oracle(plane: ControlPlane, repeat: int) -> list[dict[str, Any]]:
+    """The same cluster from a snapshot file: ``oracle explain`` beside ``topospread explain``.
+
+    The oracle is upstream's scheduler code (``oracle/``); reading a file is the nearest
+    thing upstream has to a one-shot explain, so this is the side-by-side ratio.
+    """
+    oracle = ROOT / "oracle" / "bin" / "oracle"
+    if not oracle.is_file():
+        print("no oracle binary (bash oracle/build.sh): side-by-side skipped")
+        return []
+    folder = Path(tempfile.mkdtemp(prefix="live-explain-"))
+    snapshot, pod_file = folder / "snapshot.json", folder / "pod.json"
+    cli = [sys.executable, "-m", "topospread.cli"]
+    subprocess.run(
+        [*cli, "snapshot", "-o", str(snapshot), "--kubeconfig", str(plane.admin_kubeconfig)],
+        check=True,
+        capture_output=True,
+    )
+    items = json.loads(snapshot.read_text())["items"]
+    pending = next(i for i in items if i["kind"] == "Pod" and i["metadata"]["name"] == "pending")
+    pod_file.write_text(json.dumps(pending))
+    commands = {
+        "oracle explain (upstream v1.37.1)": [
+            str(oracle),
+            "explain",
+            "--cluster",
+            str(snapshot),
+            "--pod",
+            str(pod_file),
+        ],
+        "topospread explain": [
+            *cli,
+            "explain",
+            "--cluster",
+            str(snapshot),
+            "--pod",
+            str(pod_file),
+            "--output",
+            "json",
+        ],
+    }
+    results = []
+    for name, command in commands.items():
+        runs = [timed(command, dict(os.environ)) for _ in range(repeat)]
+        results.append(
+            {
+                "name": name,
+                "cpu_min": min(r["cpu"] for r in runs),
+                "cpu_median": statistics.median(r["cpu"] for r in runs),
+                "wall_min": min(r["wall"] for r in runs),
+                "rss": max(r["rss_mib"] for r in runs),
+            }
+        )
+        print(json.dumps(results[-1]))
+    shutil.rmtree(folder)
+    return results
+
+
+def write(
+    rows: list[dict[str, Any]],
+    options: argparse.Namespace,
+    fill: float,
+    side_by_side: list[dict[str, Any]],
+) -> None:
     machine = (
         f"{os.cpu_count()} vCPUs, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}"
@@ -160,6 +226,20 @@ def write(rows: list[dict[str, Any]], options: argparse.Namespace, fill: float) 
         f"{r.get('load', 0):.1f} |"
         for r in rows
     ]
+    if side_by_side:
+        lines += [
+            "",
+            "The same cluster from a `topospread snapshot` JSON file, upstream's scheduler code "
+            "(the oracle) beside topospread, in the same run:",
+            "",
+            "| command | CPU min | CPU median | wall min | peak RSS |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['name']} | {r['cpu_min']:.1f} s | {r['cpu_median']:.1f} s | "
+            f"{r['wall_min']:.1f} s | {r['rss']:.0f} MiB |"
+            for r in side_by_side
+        ]
     lines.append(MARK_END)
     section = "\n".join(lines)
     path = ROOT / "BENCHMARKS.md"
