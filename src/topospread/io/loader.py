@@ -101,10 +101,12 @@ def _json_stream(data: bytes, source: str) -> list[Any]:
         raise DecodeError(source, message="invalid JSON: nested too deeply") from None
 
 
-def parse_documents(data: bytes, source: str) -> list[Any]:
+def parse_documents(data: bytes, source: str, *, skip_managed_fields: bool = False) -> list[Any]:
     """The documents of YAML or JSON bytes as JSON values (JSON when it starts with ``{``/``[``).
 
     A top-level JSON array is a list of documents. Empty YAML documents are ``None``.
+    ``skip_managed_fields``: YAML objects' ``metadata.managedFields`` are checked for
+    syntax but not built (see :func:`~topospread.io.yamlread.parse_yaml_documents`).
     """
     stripped = data.lstrip()
     with _no_gc():
@@ -114,14 +116,16 @@ def parse_documents(data: bytes, source: str) -> list[Any]:
                 return list(documents[0])
             return documents
         try:
-            return parse_yaml_documents(data)
+            return parse_yaml_documents(data, skip_managed_fields=skip_managed_fields)
         except YamlSyntaxError as exc:
             raise DecodeError(source, message=str(exc)) from None
 
 
-def load_documents(path: Path | str) -> list[Any]:
+def load_documents(path: Path | str, *, skip_managed_fields: bool = False) -> list[Any]:
     """Read and parse a file (or ``-``, standard input) into its documents."""
-    return parse_documents(read_input(path), display_name(path))
+    return parse_documents(
+        read_input(path), display_name(path), skip_managed_fields=skip_managed_fields
+    )
 
 
 def _problems(obj: KubeObject) -> list[FieldError]:
@@ -220,7 +224,7 @@ def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
     seen = _Seen()
     for path in paths:
         source = display_name(path)
-        found, skipped = _decode(load_documents(path), source, seen)
+        found, skipped = _decode(load_documents(path, skip_managed_fields=True), source, seen)
         objects.extend(found)
         notes.extend(
             f"{source}: skipped {what} (kind not used by the scheduler)" for what in skipped
@@ -231,7 +235,9 @@ def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
 def load_pod(path: Path | str) -> Pod:
     """Read the file holding exactly one Pod: the pod to schedule."""
     source = display_name(path)
-    found, skipped = _decode(load_documents(path), source, _Seen(), name_objects=False)
+    found, skipped = _decode(
+        load_documents(path, skip_managed_fields=True), source, _Seen(), name_objects=False
+    )
     pods = [obj for obj in found if isinstance(obj, Pod)]
     if len(pods) != 1:
         detail = f"; skipped {', '.join(skipped[:3])}" if skipped else ""

@@ -40,8 +40,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import secrets
 import struct
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final
 
@@ -214,6 +214,7 @@ def _resolve_plain(text: str) -> Any:
 
 
 _MISSING = object()
+_MERGE_KEY = object()
 
 
 def _kind_name(value: Any) -> str:
@@ -328,23 +329,18 @@ def _check_json(value: Any) -> None:
     raise YamlSyntaxError(f"json: unsupported value: {'+Inf' if value > 0 else '-Inf'}")
 
 
-class _Mapping:
-    __slots__ = ("count", "key", "keys_seen", "merge", "value")
-
-    def __init__(self) -> None:
-        self.value: dict[str, Any] = {}
-        self.key: Any = _MISSING
-        self.merge = False
-        self.count = 0
-
-
 def _line(event: Any) -> int:
     mark = getattr(event, "start_mark", None)
     return (mark.line + 1) if mark is not None else 0
 
 
 def _read_document(parser: Any) -> Any:
-    """Build the next document's value from the event stream (StreamEnd: ``_MISSING``)."""
+    """Build the next document's value from the event stream (StreamEnd: ``_MISSING``).
+
+    One loop over libyaml's events with the open collections on an explicit stack (no
+    recursion, whatever the nesting); the current collection and its pending key are kept
+    in locals, the hot path being a plain scalar placed in a mapping.
+    """
     get = parser.get_event
     event = get()
     if isinstance(event, StreamStartEvent):
@@ -354,47 +350,21 @@ def _read_document(parser: Any) -> Any:
     if not isinstance(event, DocumentStartEvent):
         raise YamlSyntaxError("did not find expected <document start>")
     anchors: dict[str, tuple[Any, int]] = {}
-    # Each open collection: (container, anchor, decode count at its start).
-    stack: list[Any] = []
-    anchor_starts: list[tuple[str | None, int]] = []
+    # The enclosing collections: (container, is_map, pending key, anchor, count at start).
+    stack: list[tuple[Any, bool, Any, str | None, int]] = []
+    root: list[Any] = []
+    cur: Any = root
+    cur_is_map = False
+    key: Any = _MISSING
     count = 0
     alias_count = 0
-    result: Any = _MISSING
     scalar_cls, mapping_cls, sequence_cls = ScalarEvent, MappingStartEvent, SequenceStartEvent
     map_end, seq_end, alias_cls = MappingEndEvent, SequenceEndEvent, AliasEvent
     resolve, table = _resolve_plain, _MAP
-    float_cls = float
+    float_cls, str_cls = float, str
     numeric = _HINT_NUMBER | {"."}
-
-    def place(value: Any, event: Any) -> None:
-        nonlocal result
-        if not stack:
-            result = value
-            return
-        top = stack[-1]
-        if type(top) is list:
-            top.append(value)
-            return
-        if top.key is _MISSING:
-            if isinstance(value, list | dict):
-                raise YamlSyntaxError(
-                    f"line {_line(event)}: invalid map key: "
-                    f"{'a sequence' if isinstance(value, list) else 'a mapping'}"
-                )
-            top.key = value
-            return
-        key = top.key
-        top.key = _MISSING
-        if top.merge:
-            top.merge = False
-            _merge(top.value, value, event)
-            return
-        name = _key_string(key)
-        if name in top.value:
-            raise YamlSyntaxError(
-                f"line {_line(event)}: key {_go_quote_key(key)} already set in map"
-            )
-        top.value[name] = value
+    missing, merge_key = _MISSING, _MERGE_KEY
+    merged: dict[int, tuple[dict[str, Any], set[str]]] = {}
 
     while True:
         event = get()
@@ -414,39 +384,43 @@ def _read_document(parser: Any) -> Any:
                     value = table.get(text, text)
                     if value.__class__ is float_cls:
                         _check_json(value)
+                if cur_is_map and key is missing and text == _MERGE:
+                    key = merge_key
+                    count -= 1
+                    continue
             elif tag is None or tag == "!":
                 value = text
             else:
+                if cur_is_map and key is missing and tag == _MERGE_TAG:
+                    key = merge_key
+                    count -= 1
+                    continue
                 try:
                     value = _resolve_tagged(tag, text)
                 except YamlSyntaxError as exc:
                     raise YamlSyntaxError(f"line {_line(event)}: {exc}") from None
                 if value.__class__ is float_cls and (value != value or value in (_INF, -_INF)):
                     _check_json(value)
-            if stack and type(stack[-1]) is _Mapping and stack[-1].key is _MISSING:
-                top = stack[-1]
-                if text == _MERGE and ((event.implicit[0] and tag is None) or tag == _MERGE_TAG):
-                    top.merge = True
-                    top.key = _MERGE
-                    count -= 1
-                    continue
             if event.anchor is not None:
                 anchors[event.anchor] = (value, 1)
-            place(value, event)
         elif cls is mapping_cls or cls is sequence_cls:
             if len(stack) >= MAX_DEPTH:
                 raise YamlSyntaxError(
                     f"line {_line(event)}: exceeded the maximum nesting depth of {MAX_DEPTH}"
                 )
-            stack.append(_Mapping() if cls is mapping_cls else [])
-            anchor_starts.append((event.anchor, count))
+            if cur_is_map and key is missing:
+                kind = "a mapping" if cls is mapping_cls else "a sequence"
+                raise YamlSyntaxError(f"line {_line(event)}: invalid map key: {kind}")
+            stack.append((cur, cur_is_map, key, event.anchor, count))
+            cur_is_map = cls is mapping_cls
+            cur = {} if cur_is_map else []
+            key = missing
+            continue
         elif cls is map_end or cls is seq_end:
-            top = stack.pop()
-            anchor, started = anchor_starts.pop()
-            value = top.value if cls is map_end else top
+            value = cur
+            cur, cur_is_map, key, anchor, started = stack.pop()
             if anchor is not None:
                 anchors[anchor] = (value, count - started + 1)
-            place(value, event)
         elif cls is alias_cls:
             found = anchors.get(event.anchor)
             if found is None:
@@ -462,11 +436,37 @@ def _read_document(parser: Any) -> Any:
                 and alias_count / count > _allowed_alias_ratio(count)
             ):
                 raise YamlSyntaxError("document contains excessive aliasing")
-            place(value, event)
+            if cur_is_map and key is missing and isinstance(value, list | dict):
+                kind = "a sequence" if isinstance(value, list) else "a mapping"
+                raise YamlSyntaxError(f"line {_line(event)}: invalid map key: {kind}")
         elif cls is DocumentEndEvent:
-            return None if result is _MISSING else result
+            return root[0] if root else None
         else:
             raise YamlSyntaxError(f"unexpected YAML event {cls.__name__}")
+        # Place the finished value in the current collection.
+        if not cur_is_map:
+            cur.append(value)
+        elif key is missing:
+            key = value
+        elif key is merge_key:
+            # Keys a merge brings in may be given again after it (they override).
+            key = missing
+            before = set(cur)
+            _merge(cur, value, event)
+            merged.setdefault(id(cur), (cur, set()))[1].update(set(cur) - before)
+        else:
+            name = key if key.__class__ is str_cls else _key_string(key)
+            if name in cur and not _overridable(merged, cur, name):
+                raise YamlSyntaxError(
+                    f"line {_line(event)}: key {_go_quote_key(key)} already set in map"
+                )
+            cur[name] = value
+            key = missing
+
+
+def _overridable(merged: dict[int, tuple[dict[str, Any], set[str]]], cur: Any, name: str) -> bool:
+    entry = merged.get(id(cur))
+    return entry is not None and entry[0] is cur and name in entry[1]
 
 
 def _go_quote_key(key: Any) -> str:
@@ -509,23 +509,91 @@ def _split_documents(data: bytes) -> list[bytes]:
     return [piece for piece in pieces if piece.strip()]
 
 
-def parse_yaml_documents(
-    data: bytes, *, on_document: Callable[[int], None] | None = None
-) -> list[Any]:
+_MANAGED_FIELDS = re.compile(
+    rb"^( *)managedFields:[ \t]*\n((?:[ \t]*\n|\1 [^\n]*\n|\1-(?:[ \t][^\n]*)?\n)+)",
+    re.MULTILINE,
+)
+# What a block may not contain to be checked by syntax alone: anchors, aliases, tags,
+# merge keys and the floats JSON cannot hold all need the full reading.
+_NEEDS_READING = re.compile(rb"[&*!]|<<|\.(?:inf|Inf|INF|nan|NaN|NAN)\b")
+
+
+def _cut_managed_fields(piece: bytes) -> tuple[bytes, str, int] | None:
+    """``piece`` with each block-style ``managedFields`` replaced by a marker, or None.
+
+    ``metadata.managedFields`` (the server-side-apply field sets) is most of a kubectl
+    capture and nothing the scheduler reads. A block that libyaml parses on its own and
+    that holds nothing whose JSON value could fail (anchors, tags, merges, .inf) is
+    replaced by a marker string; the caller checks that every marker ends up exactly at
+    some object's ``metadata.managedFields`` and reads the whole piece otherwise.
+    Duplicate keys inside a skipped block are not looked for (the oracle, reading with
+    the non-strict ``YAMLToJSON``, takes the last).
+    """
+    blocks: list[bytes] = []
+    nonce = secrets.token_hex(8)
+
+    def replace(match: re.Match[bytes]) -> bytes:
+        block = match.group(2)
+        if _NEEDS_READING.search(block):
+            return match.group(0)
+        blocks.append(block)
+        return b"%smanagedFields: __skipped_%s_%d__\n" % (
+            match.group(1),
+            nonce.encode(),
+            len(blocks) - 1,
+        )
+
+    cut = _MANAGED_FIELDS.sub(replace, piece)
+    if not blocks:
+        return None
+    parser = CParser(b"".join(b"---\nmanagedFields:\n" + block for block in blocks))
+    try:
+        parser.raw_parse()
+    except YAMLError:
+        return None
+    finally:
+        parser.dispose()
+    return cut, f"__skipped_{nonce}_", len(blocks)
+
+
+def _drop_markers(document: Any, prefix: str) -> int:
+    # Remove each marker from metadata.managedFields of the objects (and List items).
+    found = 0
+    items = document.get("items") if isinstance(document, dict) else None
+    for obj in items if isinstance(items, list) else (document,):
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if not isinstance(meta, dict):
+            continue
+        value = meta.get("managedFields")
+        if isinstance(value, str) and value.startswith(prefix):
+            del meta["managedFields"]
+            found += 1
+    return found
+
+
+def parse_yaml_documents(data: bytes, *, skip_managed_fields: bool = False) -> list[Any]:
     """The JSON value of every document of ``data``, as sigs.k8s.io/yaml converts them.
 
     Empty documents give ``None``. Raises :class:`YamlSyntaxError` with goyaml.v2's words
-    (prefixed by ``document N:`` when there are several documents).
+    (prefixed by ``document N:`` when there are several documents). With
+    ``skip_managed_fields`` the ``metadata.managedFields`` of objects are checked for
+    syntax but not built (and are absent from the result): for readers that never look
+    at them.
     """
     pieces = _split_documents(data)
     documents: list[Any] = []
     for index, piece in enumerate(pieces):
         try:
-            parser = CParser(piece)
-            try:
-                value = _read_document(parser)
-            finally:
-                parser.dispose()
+            value = _MISSING
+            if skip_managed_fields and b"managedFields:" in piece:
+                skipped = _cut_managed_fields(piece)
+                if skipped is not None:
+                    cut, prefix, count = skipped
+                    value = _read_piece(cut)
+                    if _drop_markers(value, prefix) != count:
+                        value = _MISSING
+            if value is _MISSING:
+                value = _read_piece(piece)
         except YamlSyntaxError as exc:
             raise _numbered(exc, index, len(pieces)) from None
         except MarkedYAMLError as exc:
@@ -535,10 +603,17 @@ def parse_yaml_documents(
             raise _numbered(YamlSyntaxError(f"{where}{problem}"), index, len(pieces)) from None
         except YAMLError as exc:
             raise _numbered(YamlSyntaxError(str(exc).splitlines()[0]), index, len(pieces)) from None
-        documents.append(None if value is _MISSING else value)
-        if on_document is not None:
-            on_document(index)
+        documents.append(value)
     return documents
+
+
+def _read_piece(piece: bytes) -> Any:
+    parser = CParser(piece)
+    try:
+        value = _read_document(parser)
+    finally:
+        parser.dispose()
+    return None if value is _MISSING else value
 
 
 def _numbered(exc: YamlSyntaxError, index: int, total: int) -> YamlSyntaxError:

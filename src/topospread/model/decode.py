@@ -173,6 +173,10 @@ class _Reader:
             return None
         result: dict[str, str] = {}
         for k, v in value.items():
+            if v is None:
+                # encoding/json leaves a string at its zero value for a JSON null.
+                result[str(k)] = ""
+                continue
             if not isinstance(v, str):
                 self._type_error(f"{where}[{k}]", v, "string")
                 continue
@@ -184,6 +188,8 @@ class _Reader:
         for item, where in self.items(data, key, path):
             if isinstance(item, str):
                 result.append(item)
+            elif item is None:
+                result.append("")
             else:
                 self._type_error(where, item, "string")
         return tuple(result)
