@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from tests.fuzz.cases import command_line, draw_case, write_case
+
 from topospread.cli.commands import cli
 
 NODES = """\
