@@ -405,3 +405,52 @@ def test_a_token_the_server_does_not_know_gets_the_401_in_one_line(control_plane
     assert (code, out) == (2, "")
     [line] = err.strip().splitlines()
     assert line.startswith(f"{control_plane.server}: 401 Unauthorized: ")
+
+
+def test_inside_a_pod_the_service_account_is_used_when_there_is_no_kubeconfig(
+    spread_story, kube, control_plane, tmp_path, monkeypatch
+) -> None:
+    import kubernetes.config.incluster_config as incluster
+
+    import topospread.client.config as client_config
+
+    namespace = spread_story["namespace"]
+    account = f"in-cluster-{spread_story['suffix']}"
+    kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": account, "namespace": namespace},
+        }
+    )
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": account},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }
+    )
+    # What the kubelet mounts into a pod, and the Service variables it sets.
+    mounted = tmp_path / "serviceaccount"
+    mounted.mkdir()
+    (mounted / "token").write_text(kube.token(account, namespace))
+    (mounted / "ca.crt").write_bytes(control_plane.ca_file.read_bytes())
+    (mounted / "namespace").write_text(namespace)
+    monkeypatch.setattr(incluster, "SERVICE_TOKEN_FILENAME", str(mounted / "token"))
+    monkeypatch.setattr(incluster, "SERVICE_CERT_FILENAME", str(mounted / "ca.crt"))
+    monkeypatch.setattr(client_config, "_IN_CLUSTER_DIR", mounted)
+    host, port = control_plane.server.removeprefix("https://").rsplit(":", 1)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    code, out, err = run("explain", "pending", "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["pod"] == f"{namespace}/pending"
