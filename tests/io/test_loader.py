@@ -31,7 +31,8 @@ def test_a_raw_api_list_is_accepted() -> None:
         "items": [{k: v for k, v in NODE.items() if k not in ("apiVersion", "kind")}],
     }
     objects, skipped = decode_api_json(json.dumps(raw).encode(), "GET /api/v1/nodes")
-    assert [type(o) for o in objects] == [Node] and skipped == ()
+    assert [type(o) for o in objects] == [Node]
+    assert skipped == ()
     objects, _ = decode_objects([raw], "GET /api/v1/nodes")
     assert objects[0].name == "n1"
 
@@ -61,7 +62,7 @@ def test_objects_need_valid_names() -> None:
             decode_objects([{**NODE, "metadata": meta}], "c.yaml")
         assert message in info.value.lines()[0]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "Bad"}}
-    with pytest.raises(InputError, match='metadata.namespace: Invalid value: "Bad"'):
+    with pytest.raises(InputError, match=r'metadata\.namespace: Invalid value: "Bad"'):
         decode_objects([pod], "p.yaml")
 
 

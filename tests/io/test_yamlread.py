@@ -43,7 +43,8 @@ def value_of(text: str):
 )  # fmt: skip
 def test_scalars_resolve_as_goyaml_v2(text: str, expected: object) -> None:
     got = value_of(text)
-    assert got == expected and type(got) is type(expected)
+    assert got == expected
+    assert type(got) is type(expected)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +63,7 @@ def test_scalars_resolve_as_goyaml_v2(text: str, expected: object) -> None:
     ],
 )
 def test_values_json_cannot_hold_are_refused(text: str, message: str) -> None:
-    with pytest.raises(YamlSyntaxError, match="^yaml: ") as info:
+    with pytest.raises(YamlSyntaxError, match=r"^yaml: ") as info:
         value_of(text)
     assert message in str(info.value)
 
