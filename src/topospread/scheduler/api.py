@@ -161,13 +161,22 @@ class EventRecorder:
     """Posts Events in the background; never blocks the scheduler (drops when 10,000
     are waiting, as the broadcaster's channel drops)."""
 
-    def __init__(self, transport: Transport, hostname: str, *, capacity: int = 10_000) -> None:
+    def __init__(
+        self, transport: Transport, hostname: str, *, capacity: int = 10_000, workers: int = 4
+    ) -> None:
         self.transport = transport
         self.hostname = hostname
         self._queue: queue_module.Queue[tuple[Any, ...] | None] = queue_module.Queue(capacity)
         self._posted: dict[tuple[str, ...], _Posted] = {}
-        self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
-        self._thread.start()
+        self._lock = threading.Lock()
+        # A few senders: one request at a time cannot keep up with a scheduler binding
+        # hundreds of pods a second (each Event is a round trip to the API server).
+        self._threads = [
+            threading.Thread(target=self._run, name=f"event-recorder-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
         self.posted = 0
 
     def event(
@@ -194,8 +203,11 @@ class EventRecorder:
 
     def stop(self) -> None:
         """Post what is queued, then end the thread."""
-        self._queue.put(None)
-        self._thread.join(10)
+        deadline = time.monotonic() + 10
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _run(self) -> None:
         while True:
@@ -219,10 +231,15 @@ class EventRecorder:
     ) -> None:
         now = time.time()
         key = (pod.metadata.uid, pod.key, reason, action, event_type, note, controller)
-        previous = self._posted.get(key)
-        if previous is not None and now - previous.first < SERIES_WINDOW:
-            previous.count += 1
-            patch = {"series": {"count": previous.count, "lastObservedTime": micro_time(now)}}
+        with self._lock:
+            previous = self._posted.get(key)
+            if previous is not None and now - previous.first < SERIES_WINDOW:
+                previous.count += 1
+                count = previous.count
+            else:
+                previous = None
+        if previous is not None:
+            patch = {"series": {"count": count, "lastObservedTime": micro_time(now)}}
             path = f"/apis/events.k8s.io/v1/namespaces/{previous.namespace}/events/{previous.name}"
             response = self.transport.send(
                 Request(
@@ -271,7 +288,10 @@ class EventRecorder:
                 extra={"pod": pod.key, "reason": reason},
             )
             return
-        self.posted += 1
-        if len(self._posted) > 50_000:
-            self._posted = {k: v for k, v in self._posted.items() if now - v.first < SERIES_WINDOW}
-        self._posted[key] = _Posted(name, pod.namespace, 1, now)
+        with self._lock:
+            self.posted += 1
+            if len(self._posted) > 50_000:
+                self._posted = {
+                    k: v for k, v in self._posted.items() if now - v.first < SERIES_WINDOW
+                }
+            self._posted[key] = _Posted(name, pod.namespace, 1, now)
