@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	podstore "k8s.io/kubernetes/pkg/registry/core/pod"
 	"sigs.k8s.io/yaml"
 
 	// Register core/v1, apps/v1 and policy/v1 (with their API-server defaulting
@@ -190,7 +193,35 @@ func decodeJSONObject(doc []byte, itemKind string, out *[]runtime.Object) error 
 		return fmt.Errorf("decoding %s: %w", ti.Kind, err)
 	}
 	legacyscheme.Scheme.Default(obj)
+	if pod, ok := obj.(*v1.Pod); ok && pod.UID == "" {
+		if err := prepareForCreate(pod); err != nil {
+			return fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
+	}
 	*out = append(*out, obj)
+	return nil
+}
+
+// prepareForCreate applies to a pod that has not been through an API server (no
+// metadata.uid: a manifest) what the API server does to it on create, by upstream's own
+// code: the pod registry strategy's PrepareForCreate (disabled fields dropped, pod
+// (anti-)affinity and spread matchLabelKeys merged into selectors, pod-level resources
+// defaulted) on the internal type, converted back. The status is kept as written: a
+// pod in a cluster file with a node, phase or start time describes one that exists.
+// Stored pods (with a uid) already carry these changes and are left alone.
+func prepareForCreate(pod *v1.Pod) error {
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(pod, internal, nil); err != nil {
+		return err
+	}
+	podstore.Strategy.PrepareForCreate(context.Background(), internal)
+	created := &v1.Pod{}
+	if err := legacyscheme.Scheme.Convert(internal, created, nil); err != nil {
+		return err
+	}
+	status := pod.Status
+	*pod = *created
+	pod.Status = status
 	return nil
 }
 

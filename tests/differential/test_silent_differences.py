@@ -367,3 +367,140 @@ def test_inline_disk_conflict_can_be_preempted_away(oracle: Any) -> None:
     scenario = Scenario(cluster, _disk_pod("p", "", gce, priority=100), None)
     theirs = agree(oracle, scenario, "disk-preemption")
     assert theirs["preemption"]["victims"] == {"n1": ["default/holder"]}
+
+
+# -- 3: the API server's create-time defaulting --------------------------------------------------
+
+
+def _port_container(port: int, host_port: int | None = None) -> Obj:
+    entry: Obj = {"containerPort": port}
+    if host_port is not None:
+        entry["hostPort"] = host_port
+    return {"name": "c", "image": "img", "ports": [entry]}
+
+
+def _defaulting_cases() -> list[tuple[str, Scenario]]:
+    nodes = [node("n1", zone="a"), node("n2", zone="b"), node("n3", zone="b")]
+    web = {"app": "web", "rev": "1"}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": HOSTNAME,
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                    "matchLabelKeys": ["rev"],
+                }
+            ]
+        }
+    }
+    preferred = {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 50,
+                    "podAffinityTerm": {
+                        "topologyKey": ZONE,
+                        "labelSelector": {
+                            "matchExpressions": [{"key": "app", "operator": "Exists"}]
+                        },
+                        "mismatchLabelKeys": ["rev"],
+                    },
+                }
+            ]
+        }
+    }
+    uid = "0c6f2a3e-5b7d-4e1a-9c3b-2d4e6f8a0b1c"
+    return [
+        # hostNetwork: hostPort defaulted to containerPort, so the ports collide.
+        (
+            "host-network-incoming",
+            Scenario(
+                [*nodes, pod("e", "n1", containers=[_port_container(8080, 8080)])],
+                pod("p", hostNetwork=True, containers=[_port_container(8080)]),
+                None,
+            ),
+        ),
+        (
+            "host-network-existing",
+            Scenario(
+                [*nodes, pod("e", "n2", hostNetwork=True, containers=[_port_container(9090)])],
+                pod("p", containers=[_port_container(9090, 9090)]),
+                None,
+            ),
+        ),
+        # Pod-level requests defaulted from pod-level limits (cpu 3 fits nowhere but n3).
+        (
+            "pod-level-limits",
+            Scenario(
+                [node("n1", cpu="2"), node("n2", cpu="2"), node("n3", cpu="4")],
+                pod("p", resources={"limits": {"cpu": "3", "memory": "1Gi"}}),
+                None,
+            ),
+        ),
+        # ... and, for cpu and memory, from the containers' requests first.
+        (
+            "pod-level-from-containers",
+            Scenario(
+                [node("n1", cpu="2"), node("n2", cpu="4")],
+                pod(
+                    "p",
+                    resources={"limits": {"cpu": "3"}},
+                    containers=[
+                        {"name": "c", "image": "img", "resources": {"requests": {"cpu": "500m"}}}
+                    ],
+                ),
+                None,
+            ),
+        ),
+        # Affinity matchLabelKeys merged on create: only rev=1 web pods repel the pod.
+        (
+            "anti-affinity-match-label-keys",
+            Scenario(
+                [
+                    *nodes,
+                    pod("old", "n1", labels={"app": "web", "rev": "0"}),
+                    pod("new", "n2", labels=web),
+                ],
+                pod("p", labels=web, affinity=anti),
+                None,
+            ),
+        ),
+        # An existing pod's term is merged too (it has no uid: a manifest).
+        (
+            "existing-anti-affinity-match-label-keys",
+            Scenario(
+                [*nodes, pod("holder", "n1", labels=web, affinity=anti)],
+                pod("p", labels={"app": "web", "rev": "2"}),
+                None,
+            ),
+        ),
+        # mismatchLabelKeys in a preferred term: NotIn merged, scores change.
+        (
+            "preferred-mismatch-label-keys",
+            Scenario(
+                [
+                    *nodes,
+                    pod("a", "n1", labels=web),
+                    pod("b", "n2", labels={"app": "x", "rev": "2"}),
+                ],
+                pod("p", labels=web, affinity=preferred),
+                None,
+            ),
+        ),
+        # A stored pod (uid) was merged when it was created: nothing is added again.
+        (
+            "stored-pod-not-merged",
+            Scenario(
+                [*nodes, pod("old", "n1", labels={"app": "web", "rev": "0"})],
+                pod("p", uid=uid, labels=web, affinity=anti),
+                None,
+            ),
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("name", "scenario"), _defaulting_cases())
+def test_create_time_defaulting_decides_as_upstream(
+    oracle: Any, name: str, scenario: Scenario
+) -> None:
+    agree(oracle, scenario, name)

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from topospread.framework.node_info import ClusterObjects, Snapshot
+from topospread.model.defaulting import admit_pod
 from topospread.model.objects import (
     KubeObject,
     Namespace,
@@ -75,7 +76,8 @@ class Cluster:
             elif pod.node_name not in node_names:
                 notes.append(f"pod {pod.key} is on unknown node {pod.node_name}: not counted")
             else:
-                kept.append(pod)
+                # As the API server stored it (create-time defaulting for manifests).
+                kept.append(admit_pod(pod))
         if pending:
             notes.append(f"{pending} pod(s) without spec.nodeName are pending: not counted")
         return cls(

@@ -24,6 +24,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
+from topospread.model.defaulting import admit_pod
 from topospread.model.objects import Pod
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
@@ -242,6 +243,8 @@ def explain(
     Raises :class:`InputError` when no profile serves the pod's schedulerName and
     :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
     """
+    # The pod as the API server stores it, like the cluster's pods (issue 12).
+    pod = admit_pod(pod)
     profile = next(
         (p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name), None
     )

@@ -20,6 +20,7 @@ __all__ = [
     "LABEL_METADATA_NAME",
     "LABEL_TOPOLOGY_REGION",
     "LABEL_TOPOLOGY_ZONE",
+    "OMIT_EMPTY",
     "Affinity",
     "Container",
     "ContainerPort",
@@ -63,6 +64,10 @@ LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
 LABEL_TOPOLOGY_REGION: Final = "topology.kubernetes.io/region"
 
 ResourceList = Mapping[str, Quantity]
+
+OMIT_EMPTY: Final[Mapping[str, bool]] = {"omitempty": True}
+"""Field metadata: renderings that list every field (the simulator's template hash) leave
+the field out while it holds its default, so that adding it changed no earlier value."""
 
 
 class UnsatisfiableConstraintAction(StrEnum):
@@ -285,9 +290,9 @@ class Container:
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None
     """``Always`` on an init container makes it a sidecar (restartable init container)."""
-    restart_policy_rule_actions: tuple[str, ...] = ()
+    restart_policy_rule_actions: tuple[str, ...] = field(default=(), metadata=OMIT_EMPTY)
     """``restartPolicyRules[*].action`` (NodeDeclaredFeatures infers a node feature)."""
-    bind_mount_options: bool = False
+    bind_mount_options: bool = field(default=False, metadata=OMIT_EMPTY)
     """Whether a ``volumeMounts`` entry has ``bindMountOptions`` (NodeDeclaredFeatures)."""
 
 
@@ -346,15 +351,15 @@ class Pod:
     """``status.startTime`` as written (RFC 3339); preemption prefers younger victims."""
     conditions: tuple[PodCondition, ...] = ()
     """``status.conditions``."""
-    host_network: bool = False
+    host_network: bool = field(default=False, metadata=OMIT_EMPTY)
     """``spec.hostNetwork``."""
-    host_users: bool | None = None
+    host_users: bool | None = field(default=None, metadata=OMIT_EMPTY)
     """``spec.hostUsers`` (None when unset)."""
-    pod_resources_limits: ResourceList | None = None
+    pod_resources_limits: ResourceList | None = field(default=None, metadata=OMIT_EMPTY)
     """Pod-level ``spec.resources.limits`` (PodLevelResources)."""
-    inline_volumes: tuple[InlineVolume, ...] = ()
+    inline_volumes: tuple[InlineVolume, ...] = field(default=(), metadata=OMIT_EMPTY)
     """Volumes with GCE PD, AWS EBS, iSCSI or RBD sources (VolumeRestrictions)."""
-    ephemeral_bind_mount_options: bool = False
+    ephemeral_bind_mount_options: bool = field(default=False, metadata=OMIT_EMPTY)
     """Whether an ephemeral container's ``volumeMounts`` has ``bindMountOptions``."""
 
     @property
@@ -388,7 +393,7 @@ class Node:
     allocatable: ResourceList = field(default_factory=dict)
     images: tuple[tuple[tuple[str, ...], int], ...] = ()
     """(names, sizeBytes) of images present on the node."""
-    declared_features: tuple[str, ...] = ()
+    declared_features: tuple[str, ...] = field(default=(), metadata=OMIT_EMPTY)
     """``status.declaredFeatures`` as written (NodeDeclaredFeatures)."""
 
     @property

@@ -123,7 +123,11 @@ def _fnv32a(data: bytes) -> int:
 def _canonical(value: object) -> str:
     # A stable rendering: dataclass fields in declaration order, maps sorted by key.
     if is_dataclass(value) and not isinstance(value, type):
-        inner = ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in fields(value))
+        inner = ",".join(
+            f"{f.name}={_canonical(getattr(value, f.name))}"
+            for f in fields(value)
+            if not (f.metadata.get("omitempty") and getattr(value, f.name) == f.default)
+        )
         return f"{type(value).__name__}({inner})"
     if isinstance(value, Mapping):
         items = sorted((str(k), _canonical(v)) for k, v in value.items())

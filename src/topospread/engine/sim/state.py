@@ -8,9 +8,11 @@ Simplifications, each documented where it matters:
 
 * a pod is Running and Ready the moment it is bound (no image pulls, no probes,
   minReadySeconds 0), and a deleted pod is gone at once (no graceful termination);
-* the API server's admission on pod create is applied: ``matchLabelKeys`` are merged
-  into the spread selectors (``PrepareForCreate``) and DefaultTolerationSeconds adds
-  the 300 s ``not-ready``/``unreachable`` NoExecute tolerations.
+* the API server's admission on pod create is applied: its create-time defaulting
+  (:func:`topospread.model.defaulting.admit_pod`, the same for every pod topospread
+  reads: ``matchLabelKeys`` merged into spread and affinity selectors, host-network
+  ports, pod-level requests) and DefaultTolerationSeconds, which adds the 300 s
+  ``not-ready``/``unreachable`` NoExecute tolerations.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from topospread.model.defaulting import admit_pod as admit_pod_on_create
 from topospread.model.objects import (
     Deployment,
     Node,
@@ -30,7 +33,6 @@ from topospread.model.objects import (
     StatefulSet,
     Toleration,
 )
-from topospread.model.validation import merge_match_label_keys
 
 __all__ = [
     "TAINT_NOT_READY",
@@ -152,7 +154,7 @@ class Listener(Protocol):
 
 def admit_pod(pod: Pod) -> Pod:
     """The pod as the API server stores it on create (see the module docstring)."""
-    pod = merge_match_label_keys(pod)
+    pod = admit_pod_on_create(pod)
     tolerations = list(pod.tolerations)
     for key in (TAINT_NOT_READY, TAINT_UNREACHABLE):
         # DefaultTolerationSeconds: added unless the pod already tolerates the taint
