@@ -156,9 +156,10 @@ def explain_command(
         raise click.UsageError(
             "give --cluster FILE (one or more) and --pod FILE, or --example NAME"
         )
-    cluster, notes = load_cluster(cluster_files)
-    pod = load_pod(pod_file)
+    # The small inputs first: their errors are reported before a large cluster is read.
     configuration = load_configuration(config_file)
+    pod = load_pod(pod_file)
+    cluster, notes = load_cluster(cluster_files)
     settle_loaded_objects()
     result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
     _print_explanation(result, notes, output)
