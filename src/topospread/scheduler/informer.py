@@ -229,9 +229,14 @@ class Reflector:
             try:
                 self._list(relist_version)
             except ClusterError as error:
+                # Retried after the backoff with the same resourceVersion, as client-go
+                # retries a failed list.
                 self._report(f"list {self.resource.plural}: {error}")
-                # A failed list from the watch cache is retried consistently, as
-                # client-go does after a failed resourceVersion="0" list.
+                self._stop.wait(self._backoff.next())
+                continue
+            except Exception:
+                # A handler's bug must not end the informer: report it and start over.
+                log.exception("list failed", extra={"resource": self.resource.plural})
                 relist_version = ""
                 self._stop.wait(self._backoff.next())
                 continue
@@ -241,6 +246,10 @@ class Reflector:
             except _Expired:
                 relist_version = ""
                 log.info("watch expired, relisting", extra={"resource": self.resource.plural})
+            except Exception:
+                log.exception("watch failed, relisting", extra={"resource": self.resource.plural})
+                relist_version = ""
+                self._stop.wait(self._backoff.next())
 
     def _report(self, message: str) -> None:
         log.warning(message)
