@@ -183,6 +183,9 @@ def _go_parse_float(text: str) -> float | None:
 
 def _resolve_plain(text: str) -> Any:
     # resolve("", text) for a plain scalar; returns text itself for strings.
+    if text.isdigit() and text.isascii() and len(text) < 19 and (text[0] != "0" or len(text) == 1):
+        # The common case, a small decimal integer (ParseInt's answer, without the regex).
+        return int(text)
     if not text:
         return None
     first = text[0]
@@ -496,6 +499,8 @@ _SEPARATOR = re.compile(rb"^---(.*)$", re.MULTILINE)
 
 def _split_documents(data: bytes) -> list[bytes]:
     # YAMLReader.Read: a line starting with "---" ends a document; only a comment may follow.
+    if not data.startswith(b"---") and b"\n---" not in data:
+        return [data] if data.strip() else []
     pieces: list[bytes] = []
     start = 0
     for match in _SEPARATOR.finditer(data):
@@ -509,10 +514,23 @@ def _split_documents(data: bytes) -> list[bytes]:
     return [piece for piece in pieces if piece.strip()]
 
 
-_MANAGED_FIELDS = re.compile(
-    rb"^( *)managedFields:[ \t]*\n((?:[ \t]*\n|\1 [^\n]*\n|\1-(?:[ \t][^\n]*)?\n)+)",
-    re.MULTILINE,
-)
+_MANAGED_FIELDS_KEY = re.compile(rb"managedFields:[ \t]*\n")
+_BLOCKS: dict[int, re.Pattern[bytes]] = {}
+
+
+def _block_pattern(indent: int) -> re.Pattern[bytes]:
+    # The lines of a block under a key at ``indent``: blank, deeper, or "- " at the same
+    # indentation (goyaml.v2 and kubectl write sequences unindented under their key).
+    pattern = _BLOCKS.get(indent)
+    if pattern is None:
+        spaces = b" " * indent
+        pattern = re.compile(
+            rb"(?:[ \t]*\n|" + spaces + rb" [^\n]*\n|" + spaces + rb"-(?:[ \t][^\n]*)?\n)+"
+        )
+        _BLOCKS[indent] = pattern
+    return pattern
+
+
 # What a block may not contain to be checked by syntax alone: anchors, aliases, tags,
 # merge keys and the floats JSON cannot hold all need the full reading.
 _NEEDS_READING = re.compile(rb"[&*!]|<<|\.(?:inf|Inf|INF|nan|NaN|NAN)\b")
@@ -530,20 +548,23 @@ def _cut_managed_fields(piece: bytes) -> tuple[bytes, str, int] | None:
     the non-strict ``YAMLToJSON``, takes the last).
     """
     blocks: list[bytes] = []
-    nonce = secrets.token_hex(8)
-
-    def replace(match: re.Match[bytes]) -> bytes:
-        block = match.group(2)
-        if _NEEDS_READING.search(block):
-            return match.group(0)
-        blocks.append(block)
-        return b"%smanagedFields: __skipped_%s_%d__\n" % (
-            match.group(1),
-            nonce.encode(),
-            len(blocks) - 1,
-        )
-
-    cut = _MANAGED_FIELDS.sub(replace, piece)
+    nonce = secrets.token_hex(8).encode()
+    out: list[bytes] = []
+    done = 0
+    for key in _MANAGED_FIELDS_KEY.finditer(piece):
+        line_start = piece.rfind(b"\n", 0, key.start()) + 1
+        indent = key.start() - line_start
+        if key.start() < done or piece[line_start : key.start()] != b" " * indent:
+            continue
+        block = _block_pattern(indent).match(piece, key.end())
+        if block is None or _NEEDS_READING.search(block.group(0)):
+            continue
+        out.append(piece[done : key.start()])
+        out.append(b"managedFields: __skipped_%s_%d__\n" % (nonce, len(blocks)))
+        blocks.append(block.group(0))
+        done = block.end()
+    out.append(piece[done:])
+    cut = b"".join(out)
     if not blocks:
         return None
     parser = CParser(b"".join(b"---\nmanagedFields:\n" + block for block in blocks))
@@ -553,7 +574,7 @@ def _cut_managed_fields(piece: bytes) -> tuple[bytes, str, int] | None:
         return None
     finally:
         parser.dispose()
-    return cut, f"__skipped_{nonce}_", len(blocks)
+    return cut, f"__skipped_{nonce.decode()}_", len(blocks)
 
 
 def _drop_markers(document: Any, prefix: str) -> int:
