@@ -161,7 +161,13 @@ def explain_command(
     pod = load_pod(pod_file)
     cluster, notes = load_cluster(cluster_files)
     settle_loaded_objects()
-    result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
+    try:
+        result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
+    except InputError as exc:
+        if exc.source:
+            raise
+        # A problem of the pod itself (its schedulerName names no profile): name its file.
+        raise InputError(str(pod_file), exc.errors, message=exc.message) from None
     _print_explanation(result, notes, output)
 
 
