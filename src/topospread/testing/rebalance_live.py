@@ -309,6 +309,15 @@ def _min_domains(kube: Kube, connection: Connection, ns: str) -> None:
     _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web", 2, 3)], placement)
 
 
+def _min_domains_two_zones(kube: Kube, connection: Connection, ns: str) -> None:
+    # minDomains 3, maxSkew 2, only two zones left (as when a third one is taken away):
+    # fewer eligible domains than minDomains force the global minimum to 0, so 3/1 is
+    # skew 3 for the scheduler, though the counts differ by 2 (descheduler issue #855).
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b"])
+    a1, a2, b1, _ = nodes
+    _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web", 2, 3)], [a1, a2, a1, b1])
+
+
 def _two_workloads(kube: Kube, connection: Connection, ns: str) -> None:
     nodes = _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
     a1, a2, b1, _, c1, c2 = nodes
@@ -348,6 +357,11 @@ SCENARIOS: Mapping[str, Scenario] = {
             "min-domains",
             "minDomains 3, maxSkew 2: 4/4 over two zones and a new, empty third zone",
             _min_domains,
+        ),
+        Scenario(
+            "min-domains-two-zones",
+            "minDomains 3, maxSkew 2, 3/1 over the two zones left: the global minimum is 0",
+            _min_domains_two_zones,
         ),
         Scenario(
             "two-workloads",

@@ -45,6 +45,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
+from topospread.model.labels import Selector
 from topospread.model.objects import (
     KubeObject,
     Namespace,
@@ -78,6 +79,12 @@ ANNOTATION_MIRROR = "kubernetes.io/config.mirror"
 _RECREATING_OWNERS = frozenset({"ReplicaSet", "StatefulSet"})
 _TERMINATING = "rebalance"
 """The deletion timestamp given to evicted pods in the simulation (any non-empty value)."""
+
+_ENOUGH_TRIALS = 8
+"""Improving candidates compared per step before the best is taken. Candidates come lowest
+priority and most crowded host first, so the first few are the likeliest best; the cap
+keeps a step's cost bounded on large clusters (each trial is a scheduling cycle plus a
+count per tied domain)."""
 
 ConstraintKey = tuple[str, int]
 """(workload ``Kind/namespace/name``, index of the constraint: hard ones first)."""
@@ -217,6 +224,7 @@ class _Counted:
     namespace: str
     hard: bool
     report: ConstraintReport
+    selector: Selector
 
     @property
     def excess(self) -> int:
@@ -266,11 +274,15 @@ class _World:
         kept = tuple(p for p in pods if p.node_name in self.node_names and p.phase not in _TERMINAL)
         return replace(self.base, pods=kept)
 
-    def measure(self, pods: Iterable[Pod]) -> dict[ConstraintKey, _Counted]:
+    def measure(
+        self, pods: Iterable[Pod], only: frozenset[str] | None = None
+    ) -> dict[ConstraintKey, _Counted]:
+        """Every workload's constraints counted over ``pods`` (only the workloads named in
+        ``only``, when given)."""
         snapshot = self.cluster(pods).snapshot()
         result: dict[ConstraintKey, _Counted] = {}
         for w in self.workloads:
-            if w.counted is None:
+            if w.counted is None or (only is not None and w.ref not in only):
                 continue
             framework = self.frameworks.get(w.counted.scheduler_name)
             plugin = framework.plugin(names.POD_TOPOLOGY_SPREAD) if framework else None
@@ -280,10 +292,10 @@ class _World:
                 counted = count_constraints(plugin, w.counted, snapshot, self.features)
             except (SelectorError, ValueError):
                 continue
-            for index, (action, _, report) in enumerate(counted):
+            for index, (action, constraint, report) in enumerate(counted):
                 if report is not None:
                     result[(w.ref, index)] = _Counted(
-                        w.ref, w.namespace, action == "DoNotSchedule", report
+                        w.ref, w.namespace, action == "DoNotSchedule", report, constraint.selector
                     )
         return result
 
@@ -569,6 +581,7 @@ def plan_rebalance(
         best: _Trial | None = None
         best_key: tuple[int, tuple[int, int, int], bool, str] | None = None
         now_potential = _potential(measure, targets)
+        improving = 0
         for pod, new_batch, why_not in _candidates(world, state, measure, remaining, options):
             if why_not is not None:
                 if why_not.startswith("protected: "):
@@ -586,6 +599,9 @@ def plan_rebalance(
             rank = (pod.priority or 0, trial.potential, new_batch, pod.key)
             if best_key is None or rank < best_key:
                 best, best_key = trial, rank
+            improving += 1
+            if improving >= _ENOUGH_TRIALS:
+                break
         if best is None:
             return finish(
                 False,
@@ -628,43 +644,45 @@ def _candidates(
     remaining: Sequence[ConstraintKey],
     options: RebalanceOptions,
 ) -> Iterable[tuple[Pod, bool, str | None]]:
-    """Pods worth trying (one per workload, node and labels: the others are the same
-    eviction), whether they need a new batch (a budget spent in this one), or why not."""
-    crowded: dict[str, list[tuple[str, int]]] = {}
+    """Pods worth trying, whether they need a new batch (a budget spent in this one), or
+    why not. Evictable pods of one workload, priority and labels in the same domain of
+    every topology key its constraints use are the same eviction for spread: one is tried,
+    from the node holding most of the workload's pods (the most crowded host first)."""
+    crowded: dict[str, list[tuple[str, int, Mapping[str, int]]]] = {}
     for key in remaining:
         r = measure[key].report
-        crowded.setdefault(key[0], []).append((r.topology_key, r.global_min))
+        crowded.setdefault(key[0], []).append((r.topology_key, r.global_min, r.domain_counts))
+    keys_of: dict[str, tuple[str, ...]] = {}
+    for (ref, _), counted in sorted(measure.items()):
+        keys_of[ref] = (*keys_of.get(ref, ()), counted.report.topology_key)
+    live = [
+        p
+        for p in state.pods
+        if p.node_name in world.node_names and p.metadata.deletion_timestamp is None
+    ]
+    on_node: Counter[tuple[str, str]] = Counter()
+    for p in live:
+        w = world.workload_of.get(p.key)
+        if w is not None:
+            on_node[(w.ref, p.node_name)] += 1
+
+    def order(p: Pod) -> tuple[int, int, str]:
+        w = world.workload_of.get(p.key)
+        return (p.priority or 0, -on_node[(w.ref if w else "", p.node_name)], p.key)
+
     seen: set[tuple[object, ...]] = set()
-    pods = sorted(
-        (p for p in state.pods if p.node_name in world.node_names),
-        key=lambda p: (p.priority or 0, p.key),
-    )
-    for pod in pods:
+    for pod in sorted(live, key=order):
         w = world.workload_of.get(pod.key)
-        if w is None or w.ref not in crowded or pod.metadata.deletion_timestamp is not None:
+        if w is None or w.ref not in crowded:
             continue
         node = world.node_by_name[pod.node_name]
-        domains = []
         worth = False
-        for topology_key, global_min in crowded[w.ref]:
+        for topology_key, global_min, counts in crowded[w.ref]:
             domain = node.labels.get(topology_key)
-            domains.append(domain)
-            counts = next(
-                (
-                    measure[k].report.domain_counts
-                    for k in remaining
-                    if k[0] == w.ref and measure[k].report.topology_key == topology_key
-                ),
-                {},
-            )
             if domain is not None and counts.get(domain, 0) > global_min:
                 worth = True
         if not worth:
             continue
-        signature = (w.ref, pod.node_name, tuple(sorted(pod.labels.items())), pod.priority)
-        if signature in seen:
-            continue
-        seen.add(signature)
         why = _protection(pod, options)
         if why is not None:
             yield pod, False, f"protected: {why}"
@@ -685,7 +703,7 @@ def _candidates(
             yield (
                 pod,
                 False,
-                (f"protected: several PodDisruptionBudgets ({names_}); the Eviction API refuses"),
+                f"protected: several PodDisruptionBudgets ({names_}); the Eviction API refuses",
             )
             continue
         new_batch = state.in_batch >= options.batch_size or state.last_uncertain
@@ -701,6 +719,17 @@ def _candidates(
                 continue
             if left <= 0:
                 new_batch = True
+        signature = (
+            w.ref,
+            tuple(node.labels.get(k) for k in keys_of.get(w.ref, ())),
+            tuple(sorted(pod.labels.items())),
+            pod.priority,
+            _ready(pod),
+            new_batch,
+        )
+        if signature in seen:
+            continue
+        seen.add(signature)
         yield pod, new_batch, None
 
 
@@ -719,10 +748,27 @@ def _try(
     if selected is None:
         return None, f"its replacement would fit nowhere ({message})"
     outcomes = []
+    # Only constraints whose selector matches the pod (its replacement has its labels) can
+    # change; landings in the same domain of every key they use give the same counts.
+    affected = frozenset(
+        c.workload
+        for c in measure.values()
+        if c.namespace == pod.namespace and c.selector.matches(pod.labels)
+    )
+    keys = sorted({c.report.topology_key for c in measure.values() if c.workload in affected})
+    by_domains: dict[tuple[str | None, ...], dict[ConstraintKey, _Counted]] = {}
     for landing in tied:
         placed = replace(replacement, node_name=landing, phase="Running")
         after_pods = [*without, placed]
-        after = world.measure(after_pods)
+        labels = world.node_by_name[landing].labels
+        domains = tuple(labels.get(k) for k in keys)
+        after = by_domains.get(domains)
+        if after is None:
+            changed = world.measure(after_pods, affected)
+            after = by_domains[domains] = {
+                **{k: c for k, c in measure.items() if c.workload not in affected},
+                **changed,
+            }
         worse = _worsened(after, measure, initial, targets)
         if worse is not None:
             tie = f" (one of {len(tied)} tied nodes)" if len(tied) > 1 else ""
