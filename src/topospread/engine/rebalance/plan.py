@@ -551,6 +551,12 @@ def plan_rebalance(
             tuple(world.notes),
         )
 
+    for w in world.workloads:
+        if w.ref in target_workloads and w.pending:
+            world.notes.append(
+                f"{w.ref}: {len(w.pending)} pending pod(s) are not simulated; they may take "
+                "the room a replacement is planned for"
+            )
     if not targets:
         return finish(True, None, [], pods)
     if impossible:
