@@ -37,7 +37,7 @@ from topospread.client.source import (
     STATEFUL_SETS,
     Resource,
 )
-from topospread.engine.cycle import CycleResult, NodeSearch, schedule_one
+from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
 from topospread.errors import ClusterError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
@@ -400,7 +400,9 @@ class Scheduler:
         pod = info.pod
         profile = pod.scheduler_name
         message = result.message or "no node selected"
-        fit_error = message.startswith("0/")
+        # A FitError ("0/N nodes are available: ...") or ErrNoNodesAvailable, which
+        # schedulingCycle reports as UnschedulableAndUnresolvable: rejected, not an error.
+        fit_error = message.startswith("0/") or message == NO_NODES_AVAILABLE
         reason = "Unschedulable" if fit_error else "SchedulerError"
         result_label = "unschedulable" if fit_error else "error"
         self.metrics.schedule_attempts.labels(result_label, profile).inc()
