@@ -1,0 +1,150 @@
+"""The scheduler's cycle, bind and failure handling on a FakeTransport (no server)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from topospread.client.source import NODES, PODS
+from topospread.client.transport import FakeTransport, Request, Response
+from topospread.scheduler.options import options_from_document
+from topospread.scheduler.scheduler import Scheduler
+from topospread.testing.live import node, pod
+
+
+class Api:
+    """Answers binds with a scripted status and records every write."""
+
+    def __init__(self, bind_status: int = 201) -> None:
+        self.bind_status = bind_status
+        self.writes: list[Request] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, request: Request) -> Response:
+        with self.lock:
+            self.writes.append(request)
+        if request.path.endswith("/binding"):
+            return Response(self.bind_status, b"{}")
+        return Response(201, b"{}")
+
+    def by_path(self, suffix: str) -> list[Request]:
+        with self.lock:
+            return [r for r in self.writes if r.path.endswith(suffix)]
+
+
+def make(api: Api) -> Scheduler:
+    options = options_from_document(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "ts"}],
+        },
+        "c",
+    )
+    return Scheduler(FakeTransport(api), options, seed=1)
+
+
+def api_node(name: str, zone: str, cpu: str = "4") -> dict:
+    item = node(name, zone, cpu=cpu)
+    item["metadata"]["resourceVersion"] = "1"
+    return item
+
+
+def api_pod(name: str, cpu: str = "100m", scheduler: str = "ts") -> dict:
+    item = pod(name, "default", {"app": "x"}, cpu=cpu)
+    item["metadata"].update(uid=f"uid-{name}", resourceVersion="1")
+    item["spec"]["schedulerName"] = scheduler
+    return item
+
+
+def finish(scheduler: Scheduler) -> None:
+    assert scheduler.drain(10)
+    scheduler.events.flush()
+    scheduler._writer.shutdown(wait=True)
+
+
+def test_a_pod_is_assumed_then_bound_and_confirmed():
+    api = Api()
+    scheduler = make(api)
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    scheduler.on_add(PODS, api_pod("p"))
+    scheduler.on_add(PODS, api_pod("other", scheduler="someone-else"))
+    assert [i.key for i in scheduler.queue.pods()] == ["default/p"]
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    (bind,) = api.by_path("/binding")
+    body = json.loads(bind.body)
+    assert body["metadata"]["uid"] == "uid-p"
+    node_name = body["target"]["name"]
+    assert scheduler.cache.pods["default/p"].assumed
+    bound = api_pod("p")
+    bound["spec"]["nodeName"] = node_name
+    scheduler.on_update(PODS, api_pod("p"), bound)
+    assert not scheduler.cache.pods["default/p"].assumed
+    assert len(scheduler.cache.snapshot.get(node_name).pods) == 1
+    (event,) = [json.loads(r.body) for r in api.by_path("/events")]
+    assert event["reason"] == "Scheduled"
+    assert event["note"] == f"Successfully assigned default/p to {node_name}"
+    assert scheduler.metrics.schedule_attempts.labels("scheduled", "ts")._value.get() == 1
+
+
+def test_a_conflict_drops_the_pod_and_an_error_requeues_it():
+    for status, requeued in ((409, False), (500, True)):
+        api = Api(bind_status=status)
+        scheduler = make(api)
+        scheduler.on_add(NODES, api_node("n0", "z0"))
+        scheduler.on_add(PODS, api_pod("p"))
+        scheduler.schedule_one(scheduler.queue.pop(0))
+        finish(scheduler)
+        assert "default/p" not in scheduler.cache.pods  # forgotten
+        assert (scheduler.queue.where("default/p") == "backoff") is requeued
+        assert scheduler.queue.where("default/p") in ("backoff", None)
+
+
+def test_an_unschedulable_pod_gets_the_event_and_condition():
+    api = Api()
+    scheduler = make(api)
+    scheduler.on_add(NODES, api_node("n0", "z0", cpu="1"))
+    scheduler.on_add(NODES, api_node("n1", "z1", cpu="1"))
+    scheduler.on_add(PODS, api_pod("big", cpu="8"))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    message = (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
+    )
+    (event,) = [json.loads(r.body) for r in api.by_path("/events")]
+    assert (event["reason"], event["action"], event["type"]) == (
+        "FailedScheduling",
+        "Scheduling",
+        "Warning",
+    )
+    assert event["note"] == message
+    assert event["reportingController"] == "ts"
+    (patch,) = api.by_path("/status")
+    assert patch.content_type == "application/strategic-merge-patch+json"
+    (condition,) = json.loads(patch.body)["status"]["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "PodScheduled",
+        "False",
+        "Unschedulable",
+    )
+    assert condition["message"] == message
+    assert scheduler.queue.where("default/big") == "unschedulable"
+    # A bigger node arrives: NodeAdd moves the pod back.
+    scheduler.on_add(NODES, api_node("n2", "z2", cpu="16"))
+    assert scheduler.queue.where("default/big") in ("active", "backoff")
+
+
+def test_no_nodes_is_unschedulable_not_an_error():
+    api = Api()
+    scheduler = make(api)
+    scheduler.on_add(PODS, api_pod("p"))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    (patch,) = api.by_path("/status")
+    (condition,) = json.loads(patch.body)["status"]["conditions"]
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"] == "no nodes available to schedule pods"
+    assert scheduler.queue.where("default/p") == "unschedulable"
