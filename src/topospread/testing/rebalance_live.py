@@ -261,7 +261,13 @@ def _scale_down(kube: Kube, connection: Connection, ns: str) -> None:
     # might, so the controller's topology-blind choice leaves zone counts 4/3/0.
     _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
     kube.create(_deployment(ns, "web", 12, [_spread(ZONE, "web")]))
-    _wait(lambda: settle(connection, ns, 1), 90, "12 pods scheduled")
+
+    def settled_at(replicas: int) -> bool:
+        sets = kube.list("ReplicaSet", ns, "app=web")
+        wanted = sum(rs["spec"]["replicas"] for rs in sets)
+        return bool(sets) and wanted == replicas and settle(connection, ns, 1)
+
+    _wait(lambda: settled_at(12), 90, "12 pods scheduled")
     pods = kube.list("Pod", ns, "app=web")
     cheap = [p for p in pods if "-zone-c-" in p["spec"]["nodeName"]]
     cheap += [p for p in pods if "-zone-b-" in p["spec"]["nodeName"]][:1]
@@ -271,12 +277,7 @@ def _scale_down(kube: Kube, connection: Connection, ns: str) -> None:
     # The ReplicaSet controller ranks from its informer's cache: let the annotations reach it.
     time.sleep(2)
     kube.patch("Deployment", "web", {"spec": {"replicas": 7}}, ns)
-
-    def scaled() -> bool:
-        sets = kube.list("ReplicaSet", ns, "app=web")
-        return sum(rs["spec"]["replicas"] for rs in sets) == 7 and settle(connection, ns, 1)
-
-    _wait(scaled, 90, "scaled to 7")
+    _wait(lambda: settled_at(7), 90, "scaled to 7")
 
 
 def _zone_and_hostname(kube: Kube, connection: Connection, ns: str) -> None:
