@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -26,6 +27,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 )
 
 // inputError is a problem with what the user gave us; it maps to exit code 2.
@@ -52,6 +54,8 @@ type Cluster struct {
 	StatefulSets []*appsv1.StatefulSet
 	Namespaces   []*v1.Namespace                 // their labels feed inter-pod affinity namespaceSelectors
 	PDBs         []*policyv1.PodDisruptionBudget // DefaultPreemption's PDB lister
+	// PriorityClasses feed the Priority admission of pods not yet stored (no uid).
+	PriorityClasses []*schedulingv1.PriorityClass
 	// Incoming is the pod to schedule; the API server (and so DefaultPreemption's pod
 	// lister, which re-reads the preemptor) knows it.
 	Incoming *v1.Pod
@@ -68,6 +72,7 @@ var wantedKinds = map[string]string{
 	"StatefulSet":           "apps/v1",
 	"Namespace":             "v1",
 	"PodDisruptionBudget":   "policy/v1",
+	"PriorityClass":         "scheduling.k8s.io/v1",
 }
 
 var deserializer = legacyscheme.Codecs.UniversalDeserializer()
@@ -298,6 +303,14 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 				}
 				workloadKeys[key] = in.source
 				c.Namespaces = append(c.Namespaces, o)
+			case *schedulingv1.PriorityClass:
+				// Cluster-scoped: one per name.
+				key := "PriorityClass " + o.Name
+				if prev, dup := workloadKeys[key]; dup {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("duplicate %s (first in %s)", key, prev)}
+				}
+				workloadKeys[key] = in.source
+				c.PriorityClasses = append(c.PriorityClasses, o)
 			case *policyv1.PodDisruptionBudget:
 				if err := addWorkload(in.source, "PodDisruptionBudget", &o.ObjectMeta); err != nil {
 					return nil, &inputError{source: in.source, err: err}

@@ -143,6 +143,12 @@ func explainInput(in scenarioInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := admitPriorities(cluster.PriorityClasses, cluster.Pods); err != nil {
+		return nil, &inputError{source: "cluster", err: err}
+	}
+	if err := admitPriorities(cluster.PriorityClasses, []*v1.Pod{pod}); err != nil {
+		return nil, &inputError{source: in.podSource, err: err}
+	}
 	configSource := in.configSource
 	if in.configData == nil {
 		configSource = "default configuration"

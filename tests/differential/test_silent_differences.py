@@ -504,3 +504,81 @@ def test_create_time_defaulting_decides_as_upstream(
     oracle: Any, name: str, scenario: Scenario
 ) -> None:
     agree(oracle, scenario, name)
+
+
+# -- 3 (cont.): priority from PriorityClass objects ----------------------------------------------
+
+
+def _priority_class(name: str, value: int, *, default: bool = False, never: bool = False) -> Obj:
+    pc: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if default:
+        pc["globalDefault"] = True
+    if never:
+        pc["preemptionPolicy"] = "Never"
+    return pc
+
+
+def _priority_cases() -> list[tuple[str, Scenario]]:
+    nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
+    full = [
+        _cpu_pod("a", "n1", "2", priorityClassName="low"),
+        _cpu_pod("b", "n2", "2"),  # the global default applies
+    ]
+    classes = [
+        _priority_class("low", 10),
+        _priority_class("high", 1000),
+        _priority_class("never", 5000, never=True),
+        _priority_class("base", 50, default=True),
+        _priority_class("base-too", 40, default=True),  # the lowest default wins
+    ]
+    return [
+        (
+            "class-preempts",
+            Scenario(
+                [*nodes, *full, *classes], _cpu_pod("p", "", "2", priorityClassName="high"), None
+            ),
+        ),
+        (
+            "class-never",
+            Scenario(
+                [*nodes, *full, *classes], _cpu_pod("p", "", "2", priorityClassName="never"), None
+            ),
+        ),
+        ("default-class", Scenario([*nodes, *full, *classes], _cpu_pod("p", "", "2"), None)),
+        (
+            "system-class",
+            Scenario(
+                [*nodes, _cpu_pod("a", "n1", "2", priority=7), _cpu_pod("b", "n2", "2")],
+                _cpu_pod("p", "", "2", priorityClassName="system-node-critical"),
+                None,
+            ),
+        ),
+        (
+            "classes-after-pods",
+            Scenario(
+                [*nodes, *classes[::-1], *full],
+                _cpu_pod("p", "", "2", priorityClassName="high"),
+                None,
+            ),
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("name", "scenario"), _priority_cases())
+def test_priority_classes_resolve_as_upstream(oracle: Any, name: str, scenario: Scenario) -> None:
+    agree(oracle, scenario, name)
+
+
+def test_unknown_priority_class_is_refused_by_both(oracle: Any) -> None:
+    from topospread.errors import InputError
+
+    scenario = Scenario([node("n1")], _cpu_pod("p", "", "1", priorityClassName="nope"), None)
+    response = oracle.run([scenario.request("unknown")])["unknown"]
+    assert "no PriorityClass with name nope was found" in response.get("error", "")
+    with pytest.raises(InputError, match="no PriorityClass with name nope was found"):
+        run_python(scenario)

@@ -13,6 +13,7 @@ from topospread.model.objects import (
     Node,
     Pod,
     PodDisruptionBudget,
+    PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -34,6 +35,8 @@ class Cluster:
     objects: ClusterObjects = ClusterObjects()
     notes: tuple[str, ...] = ()
     """Why some input pods are not part of the cluster (pending, terminal, unknown node)."""
+    priority_classes: tuple[PriorityClass, ...] = ()
+    """PriorityClass objects: the Priority admission of pods that were not stored yet."""
 
     @classmethod
     def from_objects(cls, objects: Iterable[KubeObject]) -> Cluster:
@@ -46,6 +49,7 @@ class Cluster:
         sss: list[StatefulSet] = []
         namespaces: list[Namespace] = []
         budgets: list[PodDisruptionBudget] = []
+        classes: list[PriorityClass] = []
         for obj in objects:
             if isinstance(obj, Node):
                 nodes.append(obj)
@@ -61,6 +65,8 @@ class Cluster:
                 namespaces.append(obj)
             elif isinstance(obj, PodDisruptionBudget):
                 budgets.append(obj)
+            elif isinstance(obj, PriorityClass):
+                classes.append(obj)
             else:
                 sss.append(obj)
         node_names = {node.name for node in nodes}
@@ -77,7 +83,7 @@ class Cluster:
                 notes.append(f"pod {pod.key} is on unknown node {pod.node_name}: not counted")
             else:
                 # As the API server stored it (create-time defaulting for manifests).
-                kept.append(admit_pod(pod))
+                kept.append(admit_pod(pod, classes))
         if pending:
             notes.append(f"{pending} pod(s) without spec.nodeName are pending: not counted")
         return cls(
@@ -92,6 +98,7 @@ class Cluster:
                 pod_disruption_budgets=tuple(budgets),
             ),
             tuple(notes),
+            tuple(classes),
         )
 
     def snapshot(self) -> Snapshot:

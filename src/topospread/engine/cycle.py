@@ -208,7 +208,7 @@ def schedule_one(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
             )
-        nominated = _nominated_node_fits(framework, state, pod)
+        nominated_info = _nominated_node_fits(framework, state, pod)
         explicit: dict[str, Status] = {}
         for info in node_infos:
             if allowed is not None and info.name not in allowed:
@@ -218,16 +218,16 @@ def schedule_one(
             statuses[info.name] = status
             if status is not None:
                 explicit[info.name] = status
-        if nominated is not None:
+        if nominated_info is not None:
             # Every node was evaluated for the report; the nominated node alone decides.
-            statuses[nominated.name] = None
+            statuses[nominated_info.name] = None
             return CycleResult(
                 state,
                 pre,
                 statuses,
-                [nominated],
-                selected_node=nominated.name,
-                tied_nodes=(nominated.name,),
+                [nominated_info],
+                selected_node=nominated_info.name,
+                tied_nodes=(nominated_info.name,),
                 nominated_node_shortcut=True,
             )
         errors = [s for s in explicit.values() if s.code is Code.ERROR]

@@ -244,7 +244,7 @@ def explain(
     :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
     """
     # The pod as the API server stores it, like the cluster's pods (issue 12).
-    pod = admit_pod(pod)
+    pod = admit_pod(pod, cluster.priority_classes)
     profile = next(
         (p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name), None
     )

@@ -78,6 +78,7 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
     ("apps/v1", "StatefulSet"): "StatefulSet",
     ("v1", "Namespace"): "Namespace",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
 }
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -709,6 +710,10 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
                 source, [FieldError.not_supported("apiVersion", api_version, versions)]
             )
         return None
+    if kind == "PriorityClass":
+        from topospread.model.priorityclass import decode_priority_class
+
+        return decode_priority_class(doc, source)
     if kind == "PodDisruptionBudget":
         budget = decode_workload(doc, source)
         assert isinstance(budget, PodDisruptionBudget)
@@ -897,6 +902,7 @@ WORKLOAD_KINDS: Mapping[tuple[str, str], str] = {
     ("apps/v1", "ReplicaSet"): "ReplicaSet",
     ("apps/v1", "StatefulSet"): "StatefulSet",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
 }
 """Kinds :func:`decode_workload` reads in full (replicas, pod template, strategy, budget)."""
 

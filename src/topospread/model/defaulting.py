@@ -22,8 +22,10 @@ v1.37.1 API server would have stored it. :func:`admit_pod` is that function:
 Upstream appends the merged expressions on every create; topospread skips an expression
 the selector already has, which selects the same pods, so that a pod admitted twice (a
 capture re-read, a file written from an earlier answer) is not changed again. Stored pods
-(with a uid) are never mutated by create-time steps. Priority from PriorityClass objects
-is not resolved here (issue 12 leaves it open): ``spec.priority`` is taken as written.
+(with a uid) are never mutated by create-time steps. Given the cluster's PriorityClass
+objects, a pod's priority is resolved as the Priority admission plugin resolves it
+(:mod:`topospread.model.priorityclass`); the simulator passes none and keeps
+``spec.priority`` as written.
 """
 
 from __future__ import annotations
@@ -39,9 +41,11 @@ from topospread.model.objects import (
     LabelSelectorRequirement,
     Pod,
     PodAffinityTerm,
+    PriorityClass,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from topospread.model.priorityclass import resolve_priority
 from topospread.model.quantity import Quantity
 from topospread.model.resources import pod_request_amounts
 
@@ -50,13 +54,18 @@ __all__ = ["admit_pod", "default_pod", "prepare_for_create"]
 _CPU, _MEMORY, _HUGEPAGES_PREFIX = "cpu", "memory", "hugepages-"
 
 
-def admit_pod(pod: Pod) -> Pod:
+def admit_pod(pod: Pod, priority_classes: Sequence[PriorityClass] | None = None) -> Pod:
     """The pod as the API server stores it: :func:`default_pod`, then, for a pod without a
-    uid, :func:`prepare_for_create`."""
+    uid, :func:`prepare_for_create` and — when ``priority_classes`` is given — the
+    Priority admission plugin (:func:`~topospread.model.priorityclass.resolve_priority`,
+    which raises :class:`~topospread.errors.InputError` where the API server refuses)."""
     pod = default_pod(pod)
     if pod.metadata.uid:
         return pod
-    return prepare_for_create(pod)
+    pod = prepare_for_create(pod)
+    if priority_classes is not None:
+        pod = resolve_priority(pod, priority_classes)
+    return pod
 
 
 def default_pod(pod: Pod) -> Pod:
@@ -77,8 +86,7 @@ def _host_network_ports(containers: tuple[Container, ...]) -> tuple[Container, .
         replace(
             c,
             ports=tuple(
-                replace(p, host_port=p.container_port) if p.host_port == 0 else p
-                for p in c.ports
+                replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports
             ),
         )
         if any(p.host_port == 0 for p in c.ports)
@@ -226,4 +234,3 @@ def _default_pod_level_resources(pod: Pod) -> Pod:
 
 def _quantity(amount: Fraction) -> Quantity:
     return Quantity(amount)
-

@@ -21,6 +21,7 @@ __all__ = [
     "LABEL_TOPOLOGY_REGION",
     "LABEL_TOPOLOGY_ZONE",
     "OMIT_EMPTY",
+    "PREEMPT_LOWER_PRIORITY",
     "Affinity",
     "Container",
     "ContainerPort",
@@ -45,6 +46,7 @@ __all__ = [
     "PodCondition",
     "PodDisruptionBudget",
     "PreferredSchedulingTerm",
+    "PriorityClass",
     "ReplicaSet",
     "ReplicationController",
     "Service",
@@ -517,6 +519,26 @@ class PodDisruptionBudget:
     """Names in ``status.disruptedPods``: evictions the API server already processed."""
 
 
+PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    """A ``scheduling.k8s.io/v1`` PriorityClass: its value, whether it is the global
+    default, its preemption policy."""
+
+    metadata: ObjectMeta
+    value: int
+    global_default: bool = False
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    """``preemptionPolicy``, defaulted by ``SetDefaults_PriorityClass``."""
+
+    @property
+    def name(self) -> str:
+        """The class's name."""
+        return self.metadata.name
+
+
 KubeObject = (
     Node
     | Pod
@@ -526,5 +548,6 @@ KubeObject = (
     | StatefulSet
     | Namespace
     | PodDisruptionBudget
+    | PriorityClass
 )
 """Every kind topospread reads."""

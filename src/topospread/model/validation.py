@@ -55,6 +55,7 @@ from topospread.model.objects import (
     PodAffinityTerm,
     PodDisruptionBudget,
     PreferredSchedulingTerm,
+    PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -935,6 +936,9 @@ def validate_object(obj: KubeObject) -> list[FieldError]:
         return validate_labels(obj.metadata.labels, "metadata.labels")
     if isinstance(obj, PodDisruptionBudget):
         return validate_pod_disruption_budget(obj)
+    if isinstance(obj, PriorityClass):
+        # Of a PriorityClass only its value and globalDefault are read; both are typed.
+        return []
     return validate_stateful_set(obj)
 
 
