@@ -213,7 +213,11 @@ def _write(outcomes: list[Outcome], path: Path, command: str) -> None:
         "between rounds (the ReplicaSet controller recreates, kube-scheduler places). "
         "Evictions are pods that went away; skews are counted as kube-scheduler counts them "
         "(minDomains included). Descheduler v0.36.0, "
-        "RemovePodsViolatingTopologySpreadConstraint with default arguments.\n\n"
+        "RemovePodsViolatingTopologySpreadConstraint with default arguments. A topospread "
+        "round is one `--apply` run: within it the plan is carried out in batches (one "
+        "eviction each by default), waiting for each replacement and re-planning in between; "
+        "a descheduler pass evicts everything it chose at once (with a PodDisruptionBudget, "
+        "the API refuses the second eviction with 429 and the next pass retries).\n\n"
         f"{descriptions}\n\n{_table(outcomes)}\n{MARK_END}"
     )
     text = path.read_text() if path.exists() else ""
@@ -236,7 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--descheduler", type=Path, default=None, help="The binary (default: build.sh's)."
     )
+    parser.add_argument(
+        "--from-json", type=Path, default=None, help="Rewrite the section from saved results."
+    )
     args = parser.parse_args(argv)
+    command = "python benchmarks/rebalance_vs_descheduler.py"
+    if args.from_json is not None:
+        saved = [Outcome(**o) for o in json.loads(args.from_json.read_text())]
+        _write(saved, args.output, command)
+        return 0
     binary = args.descheduler or _descheduler_binary()
     outcomes = []
     for scenario in args.scenarios.split(","):
@@ -244,7 +256,6 @@ def main(argv: list[str] | None = None) -> int:
             outcome = run_one(scenario, tool, binary, args.max_rounds)
             print(json.dumps(outcome.__dict__), flush=True)
             outcomes.append(outcome)
-    command = "python benchmarks/rebalance_vs_descheduler.py"
     _write(outcomes, args.output, command)
     if args.json is not None:
         args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=2))

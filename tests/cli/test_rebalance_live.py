@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from topospread.cli.commands import cli
@@ -26,6 +27,7 @@ from topospread.testing.rebalance_live import SCENARIOS, FakeKubelet, pod_uids, 
 pytestmark = pytest.mark.cluster
 
 ZONE = "topology.kubernetes.io/zone"
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +107,87 @@ def test_apply_reaches_the_planned_state(plane: ControlPlane, unique_name, scena
         # give the same counts).
         if all(e["certain"] for e in plan["evictions"]):
             assert _zone_counts(after["before"], "web") == _zone_counts(plan["after"], "web")
+    finally:
+        kubelet.__exit__()
+        connection.close()
+
+
+def _bind(kube: Kube, role_file: str, suffix: str, account: str, namespace: str) -> None:
+    role = yaml.safe_load((ROOT / "deploy" / "rbac" / role_file).read_text())
+    role["metadata"]["name"] = f"{role['metadata']['name']}-{suffix}"
+    kube.create(role)
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": role["metadata"]["name"]},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": role["metadata"]["name"],
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }
+    )
+
+
+def _token_kubeconfig(plane: ControlPlane, token: str, namespace: str, path: Path) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "sa",
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {
+                            "server": plane.server,
+                            "certificate-authority": str(plane.ca_file),
+                        },
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": token}}],
+                "contexts": [
+                    {"name": "sa", "context": {"cluster": "c", "user": "u", "namespace": namespace}}
+                ],
+            }
+        )
+    )
+    return path
+
+
+def test_the_rebalance_role_is_enough_to_apply(plane: ControlPlane, unique_name, tmp_path) -> None:
+    namespace = unique_name("rbac")
+    connection, kubelet = _start(plane, "recovered-zone", namespace)
+    kube = Kube(connection)
+    try:
+        account = "rebalancer"
+        kube.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": account, "namespace": namespace},
+            }
+        )
+        _bind(kube, "reader.yaml", namespace, account, namespace)
+        kubeconfig = _token_kubeconfig(
+            plane, kube.token(account, namespace), namespace, tmp_path / "kubeconfig"
+        )
+        runner = CliRunner()
+        # The reader alone plans but cannot evict: one line, exit 2.
+        refused = runner.invoke(
+            cli, ["rebalance", "--apply", "--kubeconfig", str(kubeconfig), "--timeout", "30"]
+        )
+        assert refused.exit_code == 2, refused.output
+        assert "403 Forbidden" in refused.output
+        assert "Traceback" not in refused.output
+        _bind(kube, "rebalance.yaml", namespace, account, namespace)
+        applied = runner.invoke(
+            cli, ["rebalance", "--apply", "--kubeconfig", str(kubeconfig), "--timeout", "60"]
+        )
+        assert applied.exit_code == 0, applied.output
+        assert "balanced: 2 eviction(s)" in applied.output
     finally:
         kubelet.__exit__()
         connection.close()
