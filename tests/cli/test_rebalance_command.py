@@ -61,3 +61,23 @@ def test_usage_errors() -> None:
     missing = _run("--cluster", "/nonexistent.yaml")
     assert missing.exit_code == 2
     assert "Traceback" not in missing.output
+
+
+def test_interval_needs_apply() -> None:
+    result = _run("--interval", "60")
+    assert result.exit_code == 2
+    assert "--interval" in result.output
+
+
+def test_config_and_include_soft() -> None:
+    result = _run(
+        "--cluster",
+        str(DATA / "defaults.yaml"),
+        "--config",
+        str(DATA / "defaults-config.yaml"),
+    )
+    assert result.exit_code == 0, result.output
+    assert "Balanced with 1 eviction(s)" in result.output
+    soft = _run("--cluster", str(DATA / "soft.yaml"))
+    assert "--include-soft" in soft.output
+    assert "Balanced" in _run("--cluster", str(DATA / "soft.yaml"), "--include-soft").output

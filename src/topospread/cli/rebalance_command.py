@@ -127,7 +127,10 @@ def render_plan(plan: RebalancePlan, console: Console) -> None:
     """The plan as text: targets before, each eviction, the state after, the verdict."""
     out = console.print
     if not plan.targets:
-        out("Nothing to rebalance: every workload in scope is within maxSkew.")
+        out(
+            "Nothing to rebalance: every workload in scope is within maxSkew on the "
+            "constraints considered (DoNotSchedule; --include-soft adds ScheduleAnyway)."
+        )
         return
     out("Over maxSkew now:")
     for line in _constraint_lines(plan.before, plan.targets):

@@ -230,3 +230,27 @@ def test_zone_and_hostname_evictions_are_taken_from_the_crowded_nodes() -> None:
     assert len(plan.evictions) == 2
     assert plan.proven_minimal
     assert plan.evictions[0].node == "node-b-1"
+
+
+def test_soft_constraints_only_with_include_soft() -> None:
+    objects = _load("soft")
+    assert plan_rebalance(objects).targets == ()
+    plan = plan_rebalance(objects, options=RebalanceOptions(include_soft=True))
+    assert plan.targets == ("Deployment/shop/web",)
+    assert plan.converged
+    assert len(plan.evictions) == 1
+
+
+def test_cluster_default_constraints_are_balanced() -> None:
+    from topospread.io import load_configuration
+
+    objects = _load("defaults")
+    assert plan_rebalance(objects).targets == ()  # System defaults are soft
+    configuration = load_configuration(DATA / "defaults-config.yaml")
+    plan = plan_rebalance(objects, configuration)
+    assert plan.targets == ("Deployment/shop/web",)
+    assert plan.converged
+    assert plan.proven_minimal
+    (workload,) = [w for w in plan.after.workloads if w.name == "web"]
+    assert workload.source == "defaults"
+    assert all(c.report is not None and c.report.satisfied for c in workload.constraints)
