@@ -92,3 +92,39 @@ def test_lease_is_created_renewed_and_respected() -> None:
     assert a.acquire()  # renewed
     assert server.lease["spec"]["holderIdentity"] == "a"
     assert server.lease["spec"]["leaseTransitions"] == 0
+
+
+def test_apply_stops_when_an_eviction_is_refused() -> None:
+    from pathlib import Path
+
+    from topospread.cli.rebalance_apply import apply_rebalance
+    from topospread.engine.audit import Scope
+    from topospread.engine.rebalance import RebalanceOptions
+    from topospread.framework.config.decode import default_configuration
+    from topospread.io.manifests import load_audit_objects
+
+    data = Path(__file__).parents[1] / "data" / "rebalance" / "scaled-down.yaml"
+    objects, _ = load_audit_objects([str(data)])
+
+    def handler(request: Request) -> Response:
+        if request.method == "POST":
+            return Response(429, b'{"message": "Cannot evict pod as it would violate the budget"}')
+        if request.path.endswith("/pods"):
+            return Response(200, b'{"items": []}')
+        name = request.path.rsplit("/", 1)[1]
+        return Response(200, json.dumps({"metadata": {"name": name, "uid": "u"}}).encode())
+
+    connection, transport = _connection(handler)
+    result = apply_rebalance(
+        connection,
+        lambda: (objects, frozenset()),
+        default_configuration(),
+        Scope(),
+        RebalanceOptions(),
+        timeout=1,
+        poll=0.01,
+    )
+    assert not result.converged
+    assert result.evictions == 0
+    assert "refused" in (result.reason or "")
+    assert [r.method for r in transport.requests].count("POST") == 1

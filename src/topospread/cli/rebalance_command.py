@@ -500,6 +500,11 @@ def _apply(
             else:
                 echo(f"lease {lease_namespace}/{lease_name} is held by another replica; waiting")
             time.sleep(interval)
+    except KeyboardInterrupt:
+        # Interrupted between or during rounds: what was evicted stays evicted, its
+        # controllers recreate the pods; the Lease expires after its duration.
+        echo("interrupted")
+        raise SystemExit(130) from None
     finally:
         connection.close()
 
