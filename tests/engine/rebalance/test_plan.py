@@ -254,3 +254,27 @@ def test_cluster_default_constraints_are_balanced() -> None:
     (workload,) = [w for w in plan.after.workloads if w.name == "web"]
     assert workload.source == "defaults"
     assert all(c.report is not None and c.report.satisfied for c in workload.constraints)
+
+
+def test_ownerless_and_mirror_pods_are_never_evicted() -> None:
+    objects = _load("local-storage")
+    bare = [
+        replace(o, metadata=replace(o.metadata, owner_references=())) if isinstance(o, Pod) else o
+        for o in objects
+    ]
+    plan = plan_rebalance(bare)
+    assert not plan.converged
+    assert plan.evictions == ()
+    assert "no controller would recreate it" in (plan.reason or "")
+    mirrored = [
+        replace(
+            o,
+            metadata=replace(o.metadata, annotations={"kubernetes.io/config.mirror": "abc"}),
+        )
+        if isinstance(o, Pod)
+        else o
+        for o in objects
+    ]
+    plan = plan_rebalance(mirrored)
+    assert not plan.converged
+    assert "static (mirror) pod" in (plan.reason or "")
