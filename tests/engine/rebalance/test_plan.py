@@ -52,7 +52,12 @@ def _replay(objects, plan: RebalancePlan) -> list[Pod]:
     pods = [o for o in objects if isinstance(o, Pod)]
     others = [o for o in objects if not isinstance(o, Pod)]
     configuration = default_configuration()
+    batch = 1
     for e in plan.evictions:
+        if e.batch != batch:
+            # A new batch: the pods evicted before it have terminated.
+            pods = [p for p in pods if p.metadata.deletion_timestamp is None]
+            batch = e.batch
         evicted = next(p for p in pods if p.key == e.pod)
         assert evicted.node_name == e.node
         terminating = replace(evicted, metadata=replace(evicted.metadata, deletion_timestamp="x"))

@@ -583,6 +583,8 @@ def plan_rebalance(
                 state.pods,
                 sorted(_fmt(protected)),
             )
+        if state.in_batch > 0 and (state.in_batch >= options.batch_size or state.last_uncertain):
+            _start_batch(world, state)
         rejections: Counter[str] = Counter()
         best: _Trial | None = None
         best_key: tuple[int, tuple[int, int, int], bool, str] | None = None
@@ -594,7 +596,8 @@ def plan_rebalance(
                     protected[pod.key] = why_not.removeprefix("protected: ")
                 rejections[why_not.removeprefix("protected: ")] += 1
                 continue
-            trial, rejection = _try(world, state, pod, len(steps) + 1, measure, initial, targets)
+            base = _settled(state.pods) if new_batch and state.in_batch > 0 else state.pods
+            trial, rejection = _try(world, base, pod, len(steps) + 1, measure, initial, targets)
             if trial is None:
                 rejections[rejection] += 1
                 continue
@@ -741,14 +744,14 @@ def _candidates(
 
 def _try(
     world: _World,
-    state: _State,
+    pods: Sequence[Pod],
     pod: Pod,
     step: int,
     measure: Mapping[ConstraintKey, _Counted],
     initial: Mapping[ConstraintKey, _Counted],
     targets: frozenset[ConstraintKey],
 ) -> tuple[_Trial | None, str]:
-    without = _without(state.pods, pod)
+    without = _without(pods, pod)
     replacement = _replacement(pod, step)
     selected, tied, message = world.place(without, replacement)
     if selected is None:
@@ -789,6 +792,25 @@ def _try(
     )
 
 
+def _settled(pods: Sequence[Pod]) -> list[Pod]:
+    """``pods`` without the ones this plan evicted: gone by the next batch (they terminate
+    while their replacements start; ``--apply`` re-reads the cluster before each batch)."""
+    return [p for p in pods if p.metadata.deletion_timestamp != _TERMINATING]
+
+
+def _start_batch(world: _World, state: _State) -> None:
+    """The next batch: its budgets as the disruption controller will have them again (the
+    replacements are Ready by then: ``--apply`` waits for them), the evicted pods gone."""
+    state.batch += 1
+    state.in_batch = 0
+    state.last_uncertain = False
+    for budget in world.budgets:
+        state.budget_left[(budget.metadata.namespace, budget.metadata.name)] = (
+            budget.disruptions_allowed
+        )
+    state.pods = _settled(state.pods)
+
+
 def _record(
     world: _World,
     state: _State,
@@ -800,12 +822,8 @@ def _record(
 ) -> Eviction:
     pod = trial.pod
     if trial.new_batch and (state.in_batch > 0):
-        state.batch += 1
-        state.in_batch = 0
-        for budget in world.budgets:
-            state.budget_left[(budget.metadata.namespace, budget.metadata.name)] = (
-                budget.disruptions_allowed
-            )
+        # A budget spent in this batch: the trial was simulated in the next one already.
+        _start_batch(world, state)
     state.in_batch += 1
     state.last_uncertain = not trial.certain
     if _ready(pod):
