@@ -507,7 +507,7 @@ def plan_rebalance(
 
     targets = frozenset(k for k, c in initial.items() if considered(k, c) and c.excess > 0)
     target_workloads = tuple(dict.fromkeys(k[0] for k in sorted(targets)))
-    lower_bound = 0
+    per_workload: list[int] = []
     impossible: list[str] = []
     for ref in target_workloads:
         bounds = []
@@ -525,7 +525,19 @@ def plan_rebalance(
                 )
             else:
                 bounds.append(moves)
-        lower_bound += max(bounds, default=0)
+        per_workload.append(max(bounds, default=0))
+    # Evictions of different workloads add up only when no target constraint counts
+    # another target workload's pods (one eviction could then serve two of them).
+    shared = any(
+        initial[key].selector.matches(p.labels)
+        for key in targets
+        for p in pods
+        if p.namespace == initial[key].namespace
+        and (w := world.workload_of.get(p.key)) is not None
+        and w.ref != key[0]
+        and w.ref in target_workloads
+    )
+    lower_bound = max(per_workload, default=0) if shared else sum(per_workload)
 
     def finish(
         converged: bool,
