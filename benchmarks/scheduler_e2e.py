@@ -68,21 +68,28 @@ def spreading_pod(i: int) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"spreading-pod-{i}", "namespace": NAMESPACE,
-                     "labels": {"color": "blue"}},
+        "metadata": {
+            "name": f"spreading-pod-{i}",
+            "namespace": NAMESPACE,
+            "labels": {"color": "blue"},
+        },
         "spec": {
-            "topologySpreadConstraints": [{
-                "maxSkew": 5,
-                "topologyKey": ZONE_KEY,
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchLabels": {"color": "blue"}},
-            }],
-            "containers": [{
-                "image": "registry.k8s.io/pause:3.10.2",
-                "name": "pause",
-                "ports": [{"containerPort": 80}],
-                "resources": {"limits": resources, "requests": resources},
-            }],
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 5,
+                    "topologyKey": ZONE_KEY,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"color": "blue"}},
+                }
+            ],
+            "containers": [
+                {
+                    "image": "registry.k8s.io/pause:3.10.2",
+                    "name": "pause",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {"limits": resources, "requests": resources},
+                }
+            ],
         },
     }
 
@@ -154,11 +161,26 @@ def run_one(
         time.sleep(1.0)  # the watch is open before the scheduler starts
         log = (plane.workdir / f"{which}.log").open("wb")
         if which == "kube-scheduler":
-            command = [str(plane.binaries / "kube-scheduler"), f"--config={config}",
-                       "--secure-port=0", "-v=1"]
+            command = [
+                str(plane.binaries / "kube-scheduler"),
+                f"--config={config}",
+                "--secure-port=0",
+                "-v=1",
+            ]
         else:
-            command = [sys.executable, "-m", "topospread.cli", "scheduler", "--config",
-                       str(config), "--port", "0", "--log-format", "text"]
+            command = [
+                sys.executable,
+                "-m",
+                "topospread.cli",
+                "scheduler",
+                "--config",
+                str(config),
+                "--port",
+                "0",
+                "--log-format",
+                "text",
+            ]
+        load = os.getloadavg()[0]
         started = time.monotonic()
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -177,8 +199,10 @@ def run_one(
                 target = keep_logs / f"{which}-{nodes}x{pods}.log"
                 target.write_bytes((plane.workdir / f"{which}.log").read_bytes())
         if not finished:
-            raise SystemExit(f"{which}: only {len(counter.bound)}/{pods} pods bound in {timeout} s "
-                             f"(log {plane.workdir / (which + '.log')})")
+            raise SystemExit(
+                f"{which}: only {len(counter.bound)}/{pods} pods bound in {timeout} s "
+                f"(log {plane.workdir / (which + '.log')})"
+            )
         seconds = counter.finished_at - started
         admin = connect(plane.admin_kubeconfig)
         placed = list_raw(admin, f"/api/v1/namespaces/{NAMESPACE}/pods")
@@ -189,16 +213,24 @@ def run_one(
             zone = zone_of[item["spec"]["nodeName"]]
             per_zone[zone] = per_zone.get(zone, 0) + 1
         return {
-            "scheduler": which, "nodes": nodes, "pods": pods, "seconds": seconds,
-            "pods_per_second": pods / seconds, "cpu_seconds": cpu, "fill_seconds": fill,
-            "violations": violations, "per_zone": per_zone,
+            "scheduler": which,
+            "nodes": nodes,
+            "pods": pods,
+            "seconds": seconds,
+            "pods_per_second": pods / seconds,
+            "cpu_seconds": cpu,
+            "fill_seconds": fill,
+            "violations": violations,
+            "per_zone": per_zone,
+            "load": load,
         }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["1000x5000"],
-                        help="NODESxPODS (default 1000x5000)")
+    parser.add_argument(
+        "--sizes", nargs="+", default=["1000x5000"], help="NODESxPODS (default 1000x5000)"
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", choices=["topospread", "kube-scheduler"])
     parser.add_argument("--timeout", type=float, default=600.0)
@@ -213,8 +245,11 @@ def main() -> None:
             runs = []
             for _ in range(options.repeat):
                 result = run_one(which, nodes, pods, options.timeout, options.keep_logs)
-                print(json.dumps({k: v for k, v in result.items() if k != "violations"}),
-                      f"violations={len(result['violations'])}", flush=True)
+                print(
+                    json.dumps({k: v for k, v in result.items() if k != "violations"}),
+                    f"violations={len(result['violations'])}",
+                    flush=True,
+                )
                 runs.append(result)
             best = min(runs, key=lambda r: r["seconds"])
             best["median_seconds"] = statistics.median(r["seconds"] for r in runs)
@@ -226,14 +261,18 @@ def main() -> None:
 
 def _git_version() -> str:
     try:
-        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return done.stdout.strip()
 
 
-def write(rows: list[dict[str, Any]]) -> None:
+def write(rows: list[dict[str, Any]], notes: tuple[str, ...] = ()) -> None:
     lines = [
         MARK_START,
         "## `topospread scheduler` end to end, beside kube-scheduler v1.37.1",
@@ -251,17 +290,18 @@ def write(rows: list[dict[str, Any]]) -> None:
         f"{platform.python_version()}; code {_git_version()}.",
         "",
         "| nodes | pods | scheduler | seconds (best) | median | pods/s | scheduler CPU s "
-        "| DoNotSchedule violations | pods per zone |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---|",
+        "| DoNotSchedule violations | pods per zone | load average at start |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for row in rows:
         zones = ", ".join(f"{z} {n}" for z, n in sorted(row["per_zone"].items()))
         lines.append(
             f"| {row['nodes']:,} | {row['pods']:,} | {row['scheduler']} | {row['seconds']:.1f} "
             f"| {row['median_seconds']:.1f} | {row['pods_per_second']:.0f} "
-            f"| {row['cpu_seconds']:.1f} | {len(row['violations'])} | {zones} |"
+            f"| {row['cpu_seconds']:.1f} | {len(row['violations'])} | {zones} "
+            f"| {row['load']:.1f} |"
         )
-    lines += ["", MARK_END]
+    lines += ["", *notes, "", MARK_END] if notes else ["", MARK_END]
     block = "\n".join(lines)
     path = ROOT / "BENCHMARKS.md"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
