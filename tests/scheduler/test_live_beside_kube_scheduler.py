@@ -3,7 +3,8 @@
 Each scheduler has its own profile name and namespace; both place the same Deployments on
 the same Nodes. The spreads satisfy the same constraints with the same per-zone counts, and
 a pod that fits nowhere gets the same FailedScheduling Event and PodScheduled condition
-from both, word for word; both place it once a big enough Node is added.
+from both, word for word (and `explain` on the live cluster agrees); both place it once a
+big enough Node is added.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from topospread.api import explain_pod
 from topospread.client.config import connect
 from topospread.scheduler.app import SchedulerApp
 from topospread.testing.controlplane import ControlPlane
@@ -203,6 +205,13 @@ def test_unschedulable_pod_same_event_and_condition_then_bound(
         assert conditions[side]["status"] == "False"
         assert conditions[side]["reason"] == "Unschedulable"
         assert conditions[side]["message"] == notes[side]
+    # `topospread explain` on the live cluster gives the same reasoning.
+    explanation = explain_pod(
+        f"{run}-topo/big",
+        kubeconfig=plane.admin_kubeconfig,
+        config=scheduler_options(SIDES["topo"]).configuration,
+    )
+    assert explanation.message == notes["topo"]
     kube.create(node(f"{run}-huge", f"{run}-z", cpu="256", memory="512Gi"))
     for side in SIDES:
         namespace = f"{run}-{side}"
