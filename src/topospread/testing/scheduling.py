@@ -103,8 +103,7 @@ def spread_violations(
             eligible = {
                 name: labels[key]
                 for name, labels in labels_of.items()
-                if key in labels
-                and all(labels.get(k) == v for k, v in selector_of_nodes.items())
+                if key in labels and all(labels.get(k) == v for k, v in selector_of_nodes.items())
             }
             counts: Counter[str] = Counter(dict.fromkeys(set(eligible.values()), 0))
             for other in pod_list:
