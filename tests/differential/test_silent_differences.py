@@ -209,7 +209,28 @@ def _nominated_cases() -> list[tuple[str, Scenario, bool]]:
     ]
 
 
-@pytest.mark.parametrize(("name", "scenario", "shortcut"), _nominated_cases())
+def _nominated_outside_prefilter_cases() -> list[tuple[str, Scenario, bool]]:
+    # PreFilter (NodeAffinity) narrows the search to n2, which is full; the nominated n1 is
+    # still filtered first and its rejection (a taint) stays in the diagnosis: it is
+    # counted in the FitError and its plugin joins the absent nodes' message.
+    tainted = node("n1", spec={"taints": [{"key": "k", "effect": "NoSchedule"}]})
+    cluster = [tainted, node("n2", cpu="1"), node("n3"), _cpu_pod("busy", "n2", "1")]
+    only_n2 = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}
+                ]
+            }
+        }
+    }
+    incoming = _cpu_pod("p", "", "1", affinity=only_n2, status={"nominatedNodeName": "n1"})
+    return [("nominated-outside-prefilter", Scenario(cluster, incoming, None), False)]
+
+
+@pytest.mark.parametrize(
+    ("name", "scenario", "shortcut"), _nominated_cases() + _nominated_outside_prefilter_cases()
+)
 def test_nominated_node_is_tried_first_as_upstream_does(
     oracle: Any, name: str, scenario: Scenario, shortcut: bool
 ) -> None:

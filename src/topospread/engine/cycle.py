@@ -202,14 +202,24 @@ def schedule_one(
     else:
         absent: Status | None = None
         allowed = None if pre.result is None else pre.result.node_names
+        nominated_info, nominated_status = _nominated_node_fits(framework, state, pod)
         if allowed is not None:
-            plugins = " ".join(sorted(pre.plugins_with_nodes))
+            unschedulable = set(pre.plugins_with_nodes)
+            if nominated_status is not None and nominated_status.plugin:
+                # Diagnosis.AddPluginStatus on the nominated node's rejection adds to the
+                # very set the absent nodes' message is then made from.
+                unschedulable.add(nominated_status.plugin)
+            plugins = " ".join(sorted(unschedulable))
             absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
             )
-        nominated_info = _nominated_node_fits(framework, state, pod)
         explicit: dict[str, Status] = {}
+        if nominated_status is not None and nominated_info is not None:
+            # evaluateNominatedNode records the rejection in the diagnosis; a node that
+            # PreFilter left out keeps it there (the search below does not visit it),
+            # so the FitError and preemption see this status, not the absent one.
+            explicit[nominated_info.name] = nominated_status
         for info in node_infos:
             if allowed is not None and info.name not in allowed:
                 statuses[info.name] = absent
@@ -218,7 +228,7 @@ def schedule_one(
             statuses[info.name] = status
             if status is not None:
                 explicit[info.name] = status
-        if nominated_info is not None:
+        if nominated_info is not None and nominated_status is None:
             # Every node was evaluated for the report; the nominated node alone decides.
             statuses[nominated_info.name] = None
             return CycleResult(
@@ -546,23 +556,26 @@ def _evaluate_nominated_node(framework: Framework, pod: Pod) -> CycleResult | No
     )
 
 
-def _nominated_node_fits(framework: Framework, state: CycleState, pod: Pod) -> NodeInfo | None:
+def _nominated_node_fits(
+    framework: Framework, state: CycleState, pod: Pod
+) -> tuple[NodeInfo | None, Status | None]:
     # findNodesThatFitPod after a successful PreFilter: a pod nominated by an earlier
     # preemption has that node filtered first, whatever PreFilter's node set, with the
     # same cycle state (evaluateNominatedNode, pkg/scheduler/schedule_one.go); a node that
-    # passes is the lone feasible node, which schedulePod takes without scoring. A node
-    # that is gone, rejects the pod or errs sends the cycle on to the full search.
+    # passes (None status) is the lone feasible node, which schedulePod takes without
+    # scoring. A rejection comes back with the node; a node that is gone or errs, as
+    # (None, None): the cycle goes on to the full search.
     if not pod.nominated_node_name:
-        return None
+        return None, None
     info = framework.handle.snapshot.get(pod.nominated_node_name)
     if info is None:
-        return None
-    if (
-        framework.plugins_at("filter")
-        and framework.run_filter_plugins_with_nominated_pods(state, pod, info) is not None
-    ):
-        return None
-    return info
+        return None, None
+    if not framework.plugins_at("filter"):
+        return info, None
+    status = framework.run_filter_plugins_with_nominated_pods(state, pod, info)
+    if status is not None and status.code is Code.ERROR:
+        return None, None
+    return info, status
 
 
 def _with_nominated_pods(

@@ -1551,6 +1551,7 @@ def full_scenarios(draw: st.DrawFn, max_nodes: int = 10, max_pods: int = 24) -> 
         assume(_valid(obj))
     pod = draw(full_incoming_pods(names, owned))
     config = draw(full_configurations())
+    extra_tags = _issue_12_cases(draw, cluster, pod, names)
     spec = pod["spec"]
     affinity = spec.get("affinity", {})
     tags = [
@@ -1558,8 +1559,134 @@ def full_scenarios(draw: st.DrawFn, max_nodes: int = 10, max_pods: int = 24) -> 
         *(kind for kind in ("podAffinity", "podAntiAffinity") if kind in affinity),
         *(("node-preferred",) if "nodeAffinity" in affinity else ()),
         *(("pod-resources",) if "resources" in spec else ()),
+        *extra_tags,
     ]
     return Scenario(cluster, pod, config, tuple(tags))
+
+
+# What issue 12 found the generator never reached: host-network pods, pod-level limits,
+# PriorityClasses, nominated pods, nodes crowded with equally important victims, inline
+# disks, declared node features. Drawn after everything else, each rarely, in place.
+
+_DISKS: tuple[Obj, ...] = (
+    {"gcePersistentDisk": {"pdName": "pd-1"}},
+    {"gcePersistentDisk": {"pdName": "pd-1", "readOnly": True}},
+    {"awsElasticBlockStore": {"volumeID": "vol-1"}},
+    {"iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:t", "lun": 0}},
+    {
+        "iscsi": {
+            "targetPortal": "10.0.0.2:3260",
+            "iqn": "iqn.2001-04.com.example:t",
+            "lun": 1,
+            "readOnly": True,
+        }
+    },
+    {"rbd": {"monitors": ["m1", "m2"], "image": "img"}},
+    {"rbd": {"monitors": ["m2"], "pool": "rbd", "image": "img", "readOnly": True}},
+)
+_DECLARED: tuple[tuple[str, ...], ...] = (
+    ("RestartAllContainersOnContainerExits",),
+    ("DRAOptionalNodeOperations", "RestartAllContainersOnContainerExits"),
+    ("VolumeBindMountOptions", "RestartAllContainersOnContainerExits"),  # unsorted
+    ("UserNamespacesHostNetworkSupport",),
+)
+_CLASSES: tuple[tuple[str, int], ...] = (("low", -5), ("mid", 100), ("high", 5000))
+
+
+def _issue_12_cases(
+    draw: st.DrawFn, cluster: list[Obj], pod: Obj, names: tuple[str, ...]
+) -> list[str]:
+    tags: list[str] = []
+    spec = pod["spec"]
+    nodes = [o for o in cluster if o.get("kind") == "Node"]
+    pods = [o for o in cluster if o.get("kind") == "Pod"]
+    if draw(_ints(0, 7)) == 0:
+        # hostPort defaulted from containerPort (a written hostPort must equal it).
+        tags.append("host-network")
+        for target in (pod, *(p for p in pods if draw(_ints(0, 3)) == 0)):
+            target["spec"]["hostNetwork"] = True
+            for container in target["spec"].get("containers", []):
+                for port in container.get("ports", []):
+                    port.pop("hostPort", None)
+                    port.pop("hostIP", None)
+    if "resources" not in spec and draw(_ints(0, 7)) == 0:
+        tags.append("pod-level-limits")
+        spec["resources"] = {"limits": {"cpu": draw(_sample(("2", "4", "16"))), "memory": "32Gi"}}
+    if draw(_ints(0, 5)) == 0:
+        tags.append("priority-classes")
+        for name, value in _CLASSES:
+            cluster.append(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                    **({"globalDefault": True} if name == "low" and draw(_BOOLS) else {}),
+                }
+            )
+        spec.pop("priority", None)
+        spec.pop("preemptionPolicy", None)
+        choice = draw(_sample(("", "mid", "high", "system-cluster-critical")))
+        if choice:
+            spec["priorityClassName"] = choice
+    if draw(_ints(0, 7)) == 0:
+        tags.append("nominated")
+        pod["status"] = {"nominatedNodeName": draw(_sample((*names, "n99")))}
+    if draw(_ints(0, 11)) == 0:
+        tags.append("crowded-node")
+        target = draw(_sample(names))
+        start = ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", None)
+        for index in range(draw(_ints(13, 40))):
+            status: Obj = {"phase": "Running"}
+            started = draw(_sample(start))
+            if started is not None:
+                status["startTime"] = started
+            cluster.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"crowd{index}",
+                        "namespace": "default",
+                        "uid": f"uid-crowd{index}",
+                    },
+                    "spec": {
+                        "nodeName": target,
+                        "priority": draw(_sample((0, 0, 0, 1))),
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "img",
+                                "resources": {"requests": {"cpu": "100m"}},
+                            }
+                        ],
+                    },
+                    "status": status,
+                }
+            )
+        if spec.get("priority") is None and "priorityClassName" not in spec:
+            spec["priority"] = 1000
+    if draw(_ints(0, 7)) == 0:
+        tags.append("inline-disks")
+        spec["volumes"] = [
+            {"name": "disk", **copy.deepcopy(_DISKS[draw(_ints(0, len(_DISKS) - 1))])}
+        ]
+        for existing in pods:
+            if draw(_ints(0, 2)) == 0:
+                existing["spec"]["volumes"] = [
+                    {"name": "disk", **copy.deepcopy(_DISKS[draw(_ints(0, len(_DISKS) - 1))])}
+                ]
+    if draw(_ints(0, 7)) == 0:
+        tags.append("declared-features")
+        for node in nodes:
+            if draw(_BOOLS):
+                node["status"]["declaredFeatures"] = list(draw(_sample(_DECLARED)))
+        container = spec["containers"][0]
+        container["restartPolicy"] = "Never"
+        container["restartPolicyRules"] = [
+            {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+        ]
+    return tags
 
 
 # -- drawing many scenarios --------------------------------------------------------------------
