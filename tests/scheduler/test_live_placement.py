@@ -7,6 +7,7 @@ it with a nodeSelector, which also keeps other tests' Nodes out of every spread 
 
 from __future__ import annotations
 
+import urllib.request
 from collections import Counter
 from typing import Any
 
@@ -76,7 +77,7 @@ def test_deployments_spread_over_hundreds_of_nodes(
     create_all(kube, nodes, workers=32)
     namespace = run
     kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    run_scheduler(control_plane.admin_kubeconfig, scheduler_name)
+    app = run_scheduler(control_plane.admin_kubeconfig, scheduler_name)
 
     def hard(key: str, skew: int, **more: Any) -> dict[str, Any]:
         return {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", **more}
@@ -138,3 +139,17 @@ def test_deployments_spread_over_hundreds_of_nodes(
     for pod in pods:
         conditions = {c["type"]: c["status"] for c in pod["status"].get("conditions") or ()}
         assert conditions.get("PodScheduled") == "True"
+    # The endpoints: ready as leader, kube-scheduler's metric names.
+    with urllib.request.urlopen(f"http://127.0.0.1:{app.port}/readyz", timeout=5) as answer:
+        assert answer.status == 200
+        assert "state: leader" in answer.read().decode()
+    with urllib.request.urlopen(f"http://127.0.0.1:{app.port}/metrics", timeout=5) as answer:
+        metrics = answer.read().decode()
+    assert (
+        f'scheduler_schedule_attempts_total{{profile="{scheduler_name}",result="scheduled"}} 98.0'
+        in metrics
+    )
+    assert 'scheduler_pending_pods{queue="active"} 0.0' in metrics
+    assert "scheduler_scheduling_attempt_duration_seconds_bucket" in metrics
+    assert "scheduler_pod_scheduling_sli_duration_seconds_count" in metrics
+    assert 'topospread_scheduler_state{state="leader"} 1.0' in metrics
