@@ -188,6 +188,7 @@ class Reflector:
         self._watch_timeout = watch_timeout or (lambda: MIN_WATCH_TIMEOUT * (1 + random.random()))
         self._on_error = on_error
         self._stop = threading.Event()
+        self._dropped = threading.Event()
         self._cut: Callable[[], None] | None = None
         self._thread: threading.Thread | None = None
         self._backoff = Backoff()
@@ -220,6 +221,7 @@ class Reflector:
         """Drop the current watch connection (as a network failure would)."""
         cut = self._cut
         if cut is not None:
+            self._dropped.set()
             cut()
 
     def run(self) -> None:
@@ -323,8 +325,12 @@ class Reflector:
                     if self._stop.is_set():
                         return
                     self._event(line)
+                if self._dropped.is_set():
+                    # Cut by cut_watch(): a closed socket may read as a clean end.
+                    raise ClusterError(f"watch {self.resource.plural}: connection dropped")
                 self._backoff.reset()
             except ClusterError as error:
+                self._dropped.clear()
                 if self._stop.is_set():
                     return
                 self._report(f"watch {self.resource.plural}: {error}")
