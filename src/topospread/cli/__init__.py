@@ -1,4 +1,4 @@
-"""The ``topospread`` command line (needs the ``cli`` extra: click and rich)."""
+"""The ``topospread`` command line (click and rich, both plain dependencies)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ def main() -> None:
         import rich  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
         sys.stderr.write(
-            f"topospread: the command line needs {exc.name}; "
-            "install it with: pip install 'topospread[cli]'\n"
+            f"topospread: the command line needs {exc.name}, a dependency of topospread that "
+            "is missing from this environment; reinstall with: pip install topospread\n"
         )
         raise SystemExit(2) from None
     from topospread.cli.lazy import lazy_cli
