@@ -487,7 +487,13 @@ def _table(rows: list[Any], help_median: float, baseline: float, args: Any, seco
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
-    go = subprocess.run([str(ORACLE), "version"], capture_output=True, text=True).stdout.strip()
+    try:
+        version = json.loads(
+            subprocess.run([str(ORACLE), "version"], capture_output=True, text=True).stdout
+        )
+        go = str(version.get("kubernetesVersion", "?"))
+    except (ValueError, AttributeError):
+        go = "?"
     cpu_name = "?"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -510,7 +516,7 @@ def _table(rows: list[Any], help_median: float, baseline: float, args: Any, seco
         "",
         f"Machine: nproc = {os.cpu_count()}, CPU `{cpu_name}`, CPython "
         f"{platform.python_version()}, Linux {platform.release()}; shared with other work while"
-        f" it ran. topospread at commit `{commit}`; oracle `{go.splitlines()[0] if go else '?'}`."
+        f" it ran. topospread at commit `{commit}`; oracle (kube-scheduler {go})."
         f" Total run time {seconds:,.0f} s.",
         "",
         "| nodes / pods | format | file MiB | program | CPU s min | CPU s median | peak RSS MiB min"
