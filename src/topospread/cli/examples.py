@@ -58,7 +58,7 @@ def find(name: str) -> Example:
         if example.name == name:
             return example
     names = ", ".join(e.name for e in all_examples())
-    raise click.UsageError(f"no bundled example {name!r}; choose one of: {names}")
+    raise click.UsageError(f"no bundled example {go_quote(cut(name))}; choose one of: {names}")
 
 
 @dataclass(frozen=True, slots=True)

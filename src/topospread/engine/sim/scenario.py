@@ -48,6 +48,7 @@ from topospread.errors import (
     FieldError,
     InputError,
     ValidationError,
+    go_quote,
 )
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
@@ -770,7 +771,9 @@ class _Parser:
         for node in generated:
             problems = validate_node(node)
             if problems:
-                self.errors.extend(f"{path}: generated node {node.name!r}: {p}" for p in problems)
+                self.errors.extend(
+                    f"{path}: generated node {go_quote(node.name)}: {p}" for p in problems
+                )
                 continue
             nodes.append(node)
         return nodes
