@@ -902,7 +902,6 @@ WORKLOAD_KINDS: Mapping[tuple[str, str], str] = {
     ("apps/v1", "ReplicaSet"): "ReplicaSet",
     ("apps/v1", "StatefulSet"): "StatefulSet",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
-    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
 }
 """Kinds :func:`decode_workload` reads in full (replicas, pod template, strategy, budget)."""
 

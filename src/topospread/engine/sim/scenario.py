@@ -68,6 +68,7 @@ from topospread.model.objects import (
     ObjectMeta,
     Pod,
     PodDisruptionBudget,
+    PriorityClass,
     ReplicaSet,
     StatefulSet,
     Taint,
@@ -574,7 +575,8 @@ class _Parser:
         except DecodeError as exc:
             self.errors.extend(_prefixed(exc.errors, path))
             return None
-        if obj is None:
+        if obj is None or isinstance(obj, PriorityClass):
+            # explain reads PriorityClasses; the simulator takes spec.priority as written.
             self.errors.append(
                 FieldError.not_supported(
                     f"{path}.kind",
