@@ -99,3 +99,53 @@ def test_writing_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_pa
     assert link.is_symlink()
     assert target.read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.yaml", "real.yaml"]
+
+
+def _disk_pod(name: str, node_name: str = "") -> dict:
+    spec: dict = {
+        "containers": [{"name": "db", "image": "postgres:16"}],
+        "volumes": [
+            {"name": "data", "gcePersistentDisk": {"pdName": "payments-db-disk"}},
+            {"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-0abc123"}},
+        ],
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "payments", "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": {"phase": "Running"},
+    }
+
+
+def test_inline_disks_keep_their_conflicts_but_not_their_names() -> None:
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": n},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+        for n in ("holds-the-disk", "free")
+    ]
+    cluster_items = [*nodes, _disk_pod("db-0", "holds-the-disk")]
+    incoming = _disk_pod("db-1")
+    anonymizer = Anonymizer()
+    hidden_cluster, hidden_pod = (
+        anonymizer.objects(cluster_items),
+        anonymizer.objects([incoming])[0],
+    )
+
+    plain, hidden = _explain(cluster_items, incoming), _explain(hidden_cluster, hidden_pod)
+
+    def verdicts(result):
+        return [(n.filter.code.name, n.filter.plugin) if n.filter else None for n in result.nodes]
+
+    assert verdicts(hidden) == verdicts(plain)
+    assert plain.nodes[0].filter is not None
+    assert plain.nodes[0].filter.plugin == "VolumeRestrictions"
+    text = orjson.dumps([*hidden_cluster, hidden_pod]).decode()
+    assert "payments-db-disk" not in text
+    assert "vol-0abc123" not in text

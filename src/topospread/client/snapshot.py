@@ -2,10 +2,10 @@
 
 The objects are written as the server sent them, less ``metadata.managedFields`` (server
 bookkeeping, often half the bytes). With ``anonymize`` every name, namespace, label value,
-selector value, image and uid is replaced consistently (the same original always gets the
-same stand-in, wherever it appears), and free text the scheduler never reads (annotations,
-environment, commands, addresses) is dropped, so that decisions on the snapshot are the
-decisions on the cluster, under other names.
+selector value, image, inline disk identity and uid is replaced consistently (the same
+original always gets the same stand-in, wherever it appears), and free text the scheduler
+never reads (annotations, environment, commands, addresses) is dropped, so that decisions
+on the snapshot are the decisions on the cluster, under other names.
 """
 
 from __future__ import annotations
@@ -364,6 +364,45 @@ class Anonymizer:
             for private in ("secret", "configMap", "projected", "downwardAPI"):
                 if private in volume:
                     volume[private] = {}
+            self._inline_disk(volume)
+
+    def _inline_disk(self, volume: dict[str, Any]) -> None:
+        # VolumeRestrictions compares these identities between pods on a node: each gets a
+        # consistent stand-in (one table for every kind, so equal stays equal); credentials
+        # and free text go.
+        gce = volume.get("gcePersistentDisk")
+        if isinstance(gce, dict) and isinstance(gce.get("pdName"), str):
+            gce["pdName"] = self._name("disk", gce["pdName"])
+        aws = volume.get("awsElasticBlockStore")
+        if isinstance(aws, dict) and isinstance(aws.get("volumeID"), str):
+            aws["volumeID"] = self._name("disk", aws["volumeID"])
+        iscsi = volume.get("iscsi")
+        if isinstance(iscsi, dict):
+            if isinstance(iscsi.get("iqn"), str):
+                iscsi["iqn"] = f"iqn.2000-01.invalid.topospread:{self._name('disk', iscsi['iqn'])}"
+            if isinstance(iscsi.get("targetPortal"), str):
+                iscsi["targetPortal"] = self._name("portal", iscsi["targetPortal"])
+            for dropped in (
+                "portals",
+                "secretRef",
+                "initiatorName",
+                "chapAuthDiscovery",
+                "chapAuthSession",
+            ):
+                iscsi.pop(dropped, None)
+        rbd = volume.get("rbd")
+        if isinstance(rbd, dict):
+            if isinstance(rbd.get("image"), str):
+                rbd["image"] = self._name("disk", rbd["image"])
+            if isinstance(rbd.get("pool"), str) and rbd["pool"] != "rbd":
+                rbd["pool"] = self._name("pool", rbd["pool"])
+            monitors = rbd.get("monitors")
+            if isinstance(monitors, list):
+                rbd["monitors"] = [
+                    self._name("monitor", m) if isinstance(m, str) else m for m in monitors
+                ]
+            for dropped in ("secretRef", "keyring", "user"):
+                rbd.pop(dropped, None)
 
 
 def _dicts(value: object) -> list[dict[str, Any]]:
