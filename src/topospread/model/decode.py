@@ -405,7 +405,13 @@ def _affinity(r: _Reader, spec: Mapping[str, Any], path: str) -> Affinity | None
                 ),
             ),
         )
-        node_affinity = NodeAffinity(required=required, preferred=preferred)
+        node_affinity = NodeAffinity(
+            required=required,
+            preferred=preferred,
+            preferred_given=isinstance(
+                na.get("preferredDuringSchedulingIgnoredDuringExecution"), list
+            ),
+        )
     pa = r.obj(raw, "podAffinity", where) or {}
     paa = r.obj(raw, "podAntiAffinity", where) or {}
     pa_path, paa_path = _join(where, "podAffinity"), _join(where, "podAntiAffinity")

@@ -208,6 +208,11 @@ class NodeAffinity:
 
     required: NodeSelector | None = None
     preferred: tuple[PreferredSchedulingTerm, ...] = ()
+    preferred_given: bool = field(default=False, metadata={"omitempty": True})
+    """Whether ``preferredDuringSchedulingIgnoredDuringExecution`` was given as a list, even
+    an empty one: upstream tests that slice for nil, and an explicit ``[]`` is not nil, so
+    NodeAffinity's PreScore runs (and scores 0) instead of skipping. (Objects read back from
+    an API server never carry ``[]``: storage drops empty lists.)"""
 
 
 @dataclass(frozen=True, slots=True)

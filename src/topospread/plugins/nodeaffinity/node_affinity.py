@@ -111,8 +111,9 @@ def _pod_preferred_terms(pod: Pod) -> PreferredSchedulingTerms | None:
     affinity = pod.affinity
     if affinity is None or affinity.node_affinity is None:
         return None
-    # An empty list and an absent one decode alike; both mean "no preferences".
-    if not affinity.node_affinity.preferred:
+    # Upstream tests the slice for nil: an explicit empty list still gets (empty) terms,
+    # so PreScore does not skip and every node scores 0.
+    if not affinity.node_affinity.preferred and not affinity.node_affinity.preferred_given:
         return None
     return preferred_scheduling_terms(affinity.node_affinity.preferred)
 
