@@ -221,7 +221,19 @@ class ConfigError(InputError):
 
 
 class UnsupportedError(TopospreadError):
-    """Valid Kubernetes input that topospread does not model; the message says what and why."""
+    """Valid Kubernetes input that topospread does not model; the message says what and why.
+
+    ``source`` names the file (or server) the input came from, when known.
+    """
+
+    def __init__(self, message: str, source: str = "") -> None:
+        self.source = source
+        self.message = message
+        super().__init__(message)
+
+    def named(self, source: str) -> UnsupportedError:
+        """The same error naming ``source``, unless it names one already."""
+        return self if self.source else UnsupportedError(self.message, source)
 
 
 class ClusterError(TopospreadError):

@@ -297,3 +297,23 @@ def test_tie_break_random_draws_the_selected_node_among_the_tied_with_the_seed(t
         assert result["selectedNode"] in result["tiedNodes"]
         selected.add(result["selectedNode"])
     assert len(selected) > 1
+
+
+def test_a_pod_topospread_cannot_explain_is_refused_in_one_line_naming_its_file(
+    tmp_path: Path,
+) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n"
+    )
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: default}\n"
+        "spec:\n  containers: [{name: c, image: x}]\n"
+        "  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n"
+    )
+    code, out, err = run("explain", "--cluster", str(cluster), "--pod", str(pod))
+    assert (code, out) == (2, "")
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"{pod}: unsupported: cannot explain pod default/db: ")

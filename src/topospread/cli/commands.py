@@ -48,7 +48,8 @@ def _reports_errors(command: F) -> F:
                 click.echo(line, err=True)
             sys.exit(EXIT_INPUT)
         except UnsupportedError as exc:
-            click.echo(f"unsupported: {exc}", err=True)
+            where = f"{exc.source}: " if exc.source else ""
+            click.echo(f"{where}unsupported: {exc.message}", err=True)
             sys.exit(EXIT_INPUT)
         except TopospreadError as exc:
             click.echo(str(exc), err=True)
@@ -168,6 +169,8 @@ def explain_command(
             raise
         # A problem of the pod itself (its schedulerName names no profile): name its file.
         raise InputError(str(pod_file), exc.errors, message=exc.message) from None
+    except UnsupportedError as exc:
+        raise exc.named(str(pod_file)) from None
     _print_explanation(result, notes, output)
 
 
@@ -280,9 +283,15 @@ def simulate_command(
                     f"{at.steps_total}, {at.pods_bound:,} pods bound",
                 )
 
-            result = simulate(parsed, seed, tie_break=tie_break, progress=show)
+            try:
+                result = simulate(parsed, seed, tie_break=tie_break, progress=show)
+            except UnsupportedError as exc:
+                raise exc.named(parsed.source) from None
     else:
-        result = simulate(parsed, seed, tie_break=tie_break)
+        try:
+            result = simulate(parsed, seed, tie_break=tie_break)
+        except UnsupportedError as exc:
+            raise exc.named(parsed.source) from None
     if html_path is not None:
         try:
             write_html(render_html(result, parsed), html_path)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from topospread.errors import InputError
+from topospread.errors import InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 
 if TYPE_CHECKING:
@@ -97,7 +97,12 @@ def explain_live_pod(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     settle_loaded_objects()
-    result = explain(question.cluster, question.pod, configuration, tie_break=tie_break, seed=seed)
+    try:
+        result = explain(
+            question.cluster, question.pod, configuration, tie_break=tie_break, seed=seed
+        )
+    except UnsupportedError as exc:
+        raise exc.named(question.source) from None
     return result, list(question.notes)
 
 

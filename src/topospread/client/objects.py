@@ -68,6 +68,8 @@ class LivePodQuestion:
     pod: Pod
     cluster: Cluster
     notes: tuple[str, ...]
+    source: str
+    """The server and the pod, for messages (``https://...: pod NS/NAME``)."""
 
 
 def read_pod_and_cluster(
@@ -119,6 +121,7 @@ def read_pod_and_cluster(
         connection.close()
     objects = [o for r in SCHEDULER_RESOURCES for o in decoded.get(r.plural, ())]
     cluster = Cluster.from_objects(objects)
-    pod, pod_notes = pod_to_schedule(found, f"{read.source}: pod {pod_namespace}/{name}")
+    source = f"{read.source}: pod {pod_namespace}/{name}"
+    pod, pod_notes = pod_to_schedule(found, source)
     notes = (*read.notes, *pod_notes, *_skip_notes(skipped, read.source))
-    return LivePodQuestion(pod, cluster, notes)
+    return LivePodQuestion(pod, cluster, notes, source)
