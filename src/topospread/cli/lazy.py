@@ -24,8 +24,7 @@ SUMMARIES: Final[dict[str, str]] = {
     "scores.",
     "lint": "Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) "
     "before they are applied; `-` reads standard input (Helm or kustomize output).",
-    "rebalance": "Plan evictions that bring spread back within maxSkew (a dry run unless "
-    "--apply).",
+    "rebalance": "Plan evictions that bring spread back within maxSkew (a dry run unless --apply).",
     "scheduler": "Schedule the pods of a live cluster as kube-scheduler v1.37.1 would.",
     "simulate": "Run a what-if SCENARIO (a file, or a bundled name; default: the story).",
     "snapshot": "Write what the scheduler reads from the cluster as one kind: List file.",
