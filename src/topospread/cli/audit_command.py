@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
+from topospread.cli.options import html_option, output_option
 from topospread.cli.render_audit import render_audit, render_lint, sarif, write_audit_html
 from topospread.engine.audit import (
     RULES,
@@ -117,22 +118,8 @@ _config_option = click.option(
 @click.option("-n", "--namespace", "namespaces", multiple=True, help="Only this namespace.")
 @click.option("-A", "--all-namespaces", is_flag=True, help="Every namespace (default for files).")
 @click.option("-l", "--selector", default=None, help="Label selector on the workloads.")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Human-readable text or the JSON documented in the README.",
-)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Also write a self-contained HTML report to FILE.",
-)
+@output_option("text", "json")
+@html_option("report")
 @_fail_on_option
 @_disable_option
 @click.option(
@@ -258,14 +245,7 @@ def report_audit(
     help="A cluster capture whose nodes enable the domain- and node-dependent rules.",
 )
 @_config_option
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json", "sarif"]),
-    default="text",
-    show_default=True,
-    help="Text, JSON, or SARIF 2.1.0 for code-scanning UIs.",
-)
+@output_option("text", "json", "sarif")
 @_fail_on_option
 @_disable_option
 @_reports_errors

@@ -22,6 +22,7 @@ from topospread.cli.live import (
     settle_loaded_objects,
     snapshot_command,
 )
+from topospread.cli.options import html_option, output_option
 from topospread.cli.render_explain import render_explanation
 from topospread.cli.render_html import html_target_problem, render_html, write_html
 from topospread.cli.render_simulate import render_simulation
@@ -95,14 +96,7 @@ def cli() -> None:
     metavar="NAME",
     help="Run a bundled example instead of files (see `topospread examples`).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Human-readable text or the JSON documented in the README.",
-)
+@output_option("text", "json")
 @click.option(
     "--tie-break",
     type=click.Choice(["first", "random"]),
@@ -207,22 +201,8 @@ def examples_command() -> None:
     show_default=True,
     help="Among equally scored nodes: the first in node order, or a seeded random one.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Human-readable text or the JSON documented in the README.",
-)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Also write a self-contained HTML report (pictures, skew chart) to FILE.",
-)
+@output_option("text", "json")
+@html_option("report (pictures, skew chart)")
 @click.option("--list", "list_only", is_flag=True, help="List the bundled scenarios.")
 @click.option(
     "--from-cluster",

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
+from topospread.cli.options import html_option, output_option
 from topospread.engine.audit import AuditReport, Scope, parse_label_selector, parse_workload_name
 from topospread.engine.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance
 from topospread.engine.sim.result import SimulationResult, StepResult, WorkloadSpread
@@ -302,22 +303,8 @@ def rebalance_html(plan: RebalancePlan) -> str:
     show_default=True,
     help="Evictions per batch (--apply waits for their replacements between batches).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Human-readable text or the JSON documented in the README.",
-)
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Also write a self-contained HTML page with before and after pictures.",
-)
+@output_option("text", "json")
+@html_option("page with before and after pictures")
 @click.option(
     "--apply", "do_apply", is_flag=True, help="Evict on the live cluster (not a dry run)."
 )
