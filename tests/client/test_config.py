@@ -112,3 +112,43 @@ def test_a_pod_is_named_as_kubectl_names_it(reference, namespace, expected) -> N
 def test_a_namespace_given_twice_differently_is_refused() -> None:
     with pytest.raises(ValueError, match="names namespace shop, but --namespace says web"):
         parse_pod_reference("shop/web-1", "web")
+
+
+def test_kube_schedulers_rule_reads_no_kubeconfig_from_the_environment(
+    tmp_path: Path, monkeypatch
+) -> None:
+    path = _kubeconfig(tmp_path / "a", {"one": "https://one:6443"}, "one")
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(KubeconfigError, match=r"clientConnection\.kubeconfig is empty"):
+        connect(kubectl_rules=False)
+    # Named explicitly, a kubeconfig is used as ever.
+    assert connect(path, kubectl_rules=False).server == "https://one:6443"
+
+
+def test_kube_schedulers_rule_uses_the_service_account_inside_a_pod(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import kubernetes.config.incluster_config as incluster
+
+    import topospread.client.config as client_config
+
+    mounted = tmp_path / "serviceaccount"
+    mounted.mkdir()
+    (mounted / "token").write_text("a-token")
+    (mounted / "ca.crt").write_text("a CA bundle (not read until a request is sent)")
+    (mounted / "namespace").write_text("kube-system")
+    monkeypatch.setattr(incluster, "SERVICE_TOKEN_FILENAME", str(mounted / "token"))
+    monkeypatch.setattr(incluster, "SERVICE_CERT_FILENAME", str(mounted / "ca.crt"))
+    monkeypatch.setattr(client_config, "_IN_CLUSTER_DIR", mounted)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    # A kubeconfig in the environment is not what kube-scheduler would use.
+    other = _kubeconfig(tmp_path / "a", {"one": "https://one:6443"}, "one")
+    monkeypatch.setenv("KUBECONFIG", str(other))
+    connection = connect(kubectl_rules=False)
+    assert (connection.server, connection.namespace, connection.context) == (
+        "https://10.0.0.1:443",
+        "kube-system",
+        "in-cluster",
+    )

@@ -31,7 +31,8 @@ EXIT_INPUT = 2
 @click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Overrides clientConnection.kubeconfig (empty: $KUBECONFIG, ~/.kube/config, in-cluster).",
+    help="Overrides clientConnection.kubeconfig (both empty: the in-cluster service "
+    "account, as kube-scheduler).",
 )
 @click.option(
     "--bind-address",
@@ -94,7 +95,8 @@ def scheduler_command(
         options = load_options(config_file, pod_max_in_unschedulable=duration)
         client = options.client_connection
         path = kubeconfig or (Path(client.kubeconfig) if client.kubeconfig else None)
-        connection = connect(path)
+        # An empty clientConnection.kubeconfig means in-cluster, as for kube-scheduler.
+        connection = connect(path, kubectl_rules=False)
     except InputError as exc:
         for line in exc.lines():
             click.echo(line, err=True)

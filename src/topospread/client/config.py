@@ -65,9 +65,13 @@ def connect(
     context: str | None = None,
     *,
     timeout: tuple[float, float] | None = None,
+    kubectl_rules: bool = True,
 ) -> Connection:
     """Configure a :class:`Connection` from a kubeconfig or the in-cluster service account.
 
+    ``kubectl_rules=False`` is kube-scheduler's rule for an empty
+    ``clientConnection.kubeconfig`` (client-go's ``BuildConfigFromFlags("", "")``): the
+    in-cluster service account only, no ``$KUBECONFIG`` or ``~/.kube/config``.
     Raises :class:`KubeconfigError` when no configuration is found or the context does
     not exist. Nothing is sent to the server here.
     """
@@ -77,7 +81,7 @@ def connect(
     # The official client is untyped; its three loader functions are used as documented.
     k8s_config: Any = k8s_config_module
 
-    paths = kubeconfig_paths(kubeconfig)
+    paths = kubeconfig_paths(kubeconfig) if kubectl_rules or kubeconfig else []
     if kubeconfig is not None and not paths[0].is_file():
         raise KubeconfigError(f"{paths[0]}: kubeconfig file not found")
     configuration: Any = k8s_client.Configuration()
@@ -128,6 +132,12 @@ def connect(
             else "default"
         )
         name = "in-cluster"
+    elif not kubectl_rules:
+        raise KubeconfigError(
+            "no kubeconfig: clientConnection.kubeconfig is empty and this is not running in "
+            "a cluster (KUBERNETES_SERVICE_HOST is not set); as kube-scheduler does, "
+            "$KUBECONFIG and ~/.kube/config are not read: pass --kubeconfig FILE"
+        )
     else:
         raise KubeconfigError(
             "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config"
