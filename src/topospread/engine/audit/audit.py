@@ -31,6 +31,7 @@ from topospread.engine.audit.workloads import (
 )
 from topospread.engine.cluster import Cluster
 from topospread.engine.explain import explain
+from topospread.engine.sim.report import constraint_reports
 from topospread.engine.sim.result import ConstraintReport, NodeLayout, PlacedPod
 from topospread.errors import FieldError, TopospreadError
 from topospread.framework.config.decode import default_configuration
@@ -58,7 +59,6 @@ from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.podtopologyspread.common import Constraint, SelectorError
-from topospread.plugins.podtopologyspread.filtering import compute_pre_filter_state
 from topospread.plugins.registry import in_tree_registry
 
 __all__ = [
@@ -217,29 +217,8 @@ def count_constraints(
         if snapshot is None or not constraints:
             result.extend((action, c, None) for c in constraints)
             continue
-        state = compute_pre_filter_state(
-            pod,
-            snapshot.node_infos,
-            constraints,
-            node_inclusion_policy=features.enable_node_inclusion_policy_in_pod_topology_spread,
-            comparison_operators=features.enable_taint_toleration_comparison_operators,
-            snapshot=snapshot,
-        )
-        for index, c in enumerate(constraints):
-            counts = state.tp_value_to_match_num[index]
-            global_min = state.min_match_num(index) if counts else 0
-            report = ConstraintReport(
-                topology_key=c.topology_key,
-                when_unsatisfiable=action,
-                max_skew=c.max_skew,
-                min_domains=c.min_domains,
-                selector=str(c.selector),
-                domain_counts=dict(sorted(counts.items())),
-                global_min=global_min,
-                skew=(max(counts.values()) - global_min) if counts else 0,
-                min_domains_shortfall=max(0, c.min_domains - len(counts)),
-            )
-            result.append((action, c, report))
+        reports = constraint_reports(pod, constraints, action, snapshot, features)
+        result.extend((action, c, report) for c, report in zip(constraints, reports, strict=True))
     return result
 
 

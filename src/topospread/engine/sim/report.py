@@ -24,7 +24,7 @@ from .controllers import LABEL_CONTROLLER_REVISION_HASH
 from .result import ConstraintReport, NodeLayout, PendingPod, PlacedPod, WorkloadSpread
 from .state import ClusterState, OwnerKey, admit_pod
 
-__all__ = ["layout", "pending_pods", "workload_of", "workload_spreads"]
+__all__ = ["constraint_reports", "layout", "pending_pods", "workload_of", "workload_spreads"]
 
 
 def workload_of(state: ClusterState, owner: OwnerKey | None) -> tuple[str, str]:
@@ -139,13 +139,18 @@ def _workloads(state: ClusterState) -> list[tuple[str, Pod, str, list[OwnerKey]]
     return [item[2] for item in found]
 
 
-def _report(
+def constraint_reports(
     pod: Pod,
     constraints: tuple[Constraint, ...],
     action: str,
     snapshot: Snapshot,
     features: Features,
 ) -> list[ConstraintReport]:
+    """Each constraint's domain counts, global minimum, skew and minDomains shortfall.
+
+    Counted by the plugin's own PreFilter (:func:`compute_pre_filter_state`, with the
+    snapshot's incremental counters), so simulate and audit report what the scheduler sees.
+    """
     if not constraints:
         return []
     s = compute_pre_filter_state(
@@ -154,6 +159,7 @@ def _report(
         constraints,
         node_inclusion_policy=features.enable_node_inclusion_policy_in_pod_topology_spread,
         comparison_operators=features.enable_taint_toleration_comparison_operators,
+        snapshot=snapshot,
     )
     reports = []
     for index, c in enumerate(constraints):
@@ -201,8 +207,8 @@ def workload_spreads(
             except SelectorError:
                 hard, soft = (), ()
             reports = [
-                *_report(pod, hard, "DoNotSchedule", snapshot, features),
-                *_report(pod, soft, "ScheduleAnyway", snapshot, features),
+                *constraint_reports(pod, hard, "DoNotSchedule", snapshot, features),
+                *constraint_reports(pod, soft, "ScheduleAnyway", snapshot, features),
             ]
             if pod.topology_spread_constraints:
                 source = "pod"
