@@ -25,6 +25,15 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
+from topospread.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 __all__ = ["ClusterObjects", "DomainTotals", "NodeInfo", "PodCounter", "Snapshot"]
 
@@ -150,7 +159,8 @@ def _host_port_keys(pod: Pod) -> frozenset[tuple[str, str, int]]:
 
 @dataclass(frozen=True, slots=True)
 class ClusterObjects:
-    """Objects the scheduler lists besides nodes and pods: workloads, Namespaces, PDBs."""
+    """Objects the scheduler lists besides nodes and pods: workloads, Namespaces, PDBs,
+    and the storage objects the volume plugins read."""
 
     services: tuple[Service, ...] = ()
     replication_controllers: tuple[ReplicationController, ...] = ()
@@ -160,9 +170,65 @@ class ClusterObjects:
     """Namespace objects; a namespace without one is treated as having no labels."""
     pod_disruption_budgets: tuple[PodDisruptionBudget, ...] = ()
     """PodDisruptionBudgets, in input order (preemption's PDB lister)."""
+    persistent_volumes: tuple[PersistentVolume, ...] = ()
+    persistent_volume_claims: tuple[PersistentVolumeClaim, ...] = ()
+    storage_classes: tuple[StorageClass, ...] = ()
+    csi_nodes: tuple[CSINode, ...] = ()
+    csi_drivers: tuple[CSIDriver, ...] = ()
+    csi_storage_capacities: tuple[CSIStorageCapacity, ...] = ()
+    volume_attachments: tuple[VolumeAttachment, ...] = ()
     _index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _storage_index: dict[tuple[str, str, str], object] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def _storage(self, kind: str, namespace: str, name: str) -> object | None:
+        # The listers' Get: by (namespace, name); the first object wins when repeated.
+        if not self._storage_index:
+            index = self._storage_index
+            for collection in (
+                self.persistent_volumes,
+                self.persistent_volume_claims,
+                self.storage_classes,
+                self.csi_nodes,
+                self.csi_drivers,
+            ):
+                for obj in collection:
+                    key = (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
+                    index.setdefault(key, obj)
+            index[("", "", "")] = None  # built, even when nothing was listed
+        return self._storage_index.get((kind, namespace, name))
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None:
+        """The PersistentVolume with this name, if listed."""
+        found = self._storage("PersistentVolume", "", name)
+        return found if isinstance(found, PersistentVolume) else None
+
+    def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """The PersistentVolumeClaim ``namespace/name``, if listed."""
+        found = self._storage("PersistentVolumeClaim", namespace, name)
+        return found if isinstance(found, PersistentVolumeClaim) else None
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        """The StorageClass with this name, if listed."""
+        found = self._storage("StorageClass", "", name)
+        return found if isinstance(found, StorageClass) else None
+
+    def csi_node(self, name: str) -> CSINode | None:
+        """The CSINode of the node with this name, if listed."""
+        found = self._storage("CSINode", "", name)
+        return found if isinstance(found, CSINode) else None
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        """The CSIDriver with this name, if listed."""
+        found = self._storage("CSIDriver", "", name)
+        return found if isinstance(found, CSIDriver) else None
+
+    def volume_attachments_on(self, node_name: str) -> Iterator[VolumeAttachment]:
+        """VolumeAttachments whose ``spec.nodeName`` is this node, in input order."""
+        return (va for va in self.volume_attachments if va.node_name == node_name)
 
     def services_in(self, namespace: str) -> Iterator[Service]:
         """Services of one namespace, in input order."""

@@ -11,9 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Final
+from typing import TYPE_CHECKING, Final, Union
 
 from topospread.model.quantity import Quantity
+
+if TYPE_CHECKING:
+    from topospread.model.storage import (
+        CSIDriver,
+        CSINode,
+        CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        VolumeAttachment,
+    )
 
 __all__ = [
     "LABEL_HOSTNAME",
@@ -23,10 +34,13 @@ __all__ = [
     "OMIT_EMPTY",
     "PREEMPT_LOWER_PRIORITY",
     "Affinity",
+    "CSIVolumeSource",
+    "ClaimTemplate",
     "Container",
     "ContainerPort",
     "Deployment",
     "DeploymentStrategy",
+    "InTreeSource",
     "InlineVolume",
     "IntOrString",
     "KubeObject",
@@ -41,10 +55,12 @@ __all__ = [
     "NodeSelectorTerm",
     "ObjectMeta",
     "OwnerReference",
+    "PersistentVolumeClaimSpec",
     "Pod",
     "PodAffinityTerm",
     "PodCondition",
     "PodDisruptionBudget",
+    "PodVolume",
     "PreferredSchedulingTerm",
     "PriorityClass",
     "ReplicaSet",
@@ -319,6 +335,105 @@ class InlineVolume:
     """(``monitors``, ``pool`` — defaulted to ``rbd`` —, ``image``, ``readOnly``)."""
 
 
+IN_TREE_MIGRATABLE_SOURCES: Final = (
+    "awsElasticBlockStore",
+    "azureDisk",
+    "azureFile",
+    "cinder",
+    "gcePersistentDisk",
+    "portworxVolume",
+    "vsphereVolume",
+)
+"""Volume source fields of the in-tree plugins that CSI migration translates
+(``k8s.io/csi-translation-lib``), as spelt in a pod volume and in a PV spec."""
+
+
+@dataclass(frozen=True, slots=True)
+class InTreeSource:
+    """An in-tree volume source that CSI migration can translate (NodeVolumeLimits counts
+    it against the CSI driver's limit), with its scalar fields as written.
+
+    ``kind`` is the source's field name (one of :data:`IN_TREE_MIGRATABLE_SOURCES`);
+    ``fields`` maps each scalar field of the source to its value as a string (booleans
+    ``true``/``false``, numbers in decimal), so the CSI translation can build the same
+    volume handle as upstream's translator does.
+    """
+
+    kind: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CSIVolumeSource:
+    """A ``csi`` volume source: a PV's (driver and ``volumeHandle``) or a pod's inline
+    CSI ephemeral volume (driver only; NodeVolumeLimits does not count those)."""
+
+    driver: str
+    volume_handle: str = ""
+    read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentVolumeClaimSpec:
+    """``spec`` of a PersistentVolumeClaim (also the template of an ``ephemeral`` volume and
+    a StatefulSet's ``volumeClaimTemplates``), as the API server stores it."""
+
+    access_modes: tuple[str, ...] = ()
+    selector: LabelSelector | None = None
+    storage_request: Quantity | None = None
+    """``resources.requests.storage``."""
+    storage_class_name: str | None = None
+    """None when unset (the default StorageClass applies at admission); ``""`` asks for
+    no class."""
+    volume_name: str = ""
+    """``volumeName``: the PV the claim is bound (or pre-bound) to."""
+    volume_mode: str = "Filesystem"
+    """Defaulted to ``Filesystem`` (``SetDefaults_PersistentVolumeClaimSpec``)."""
+    volume_attributes_class_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimTemplate:
+    """A claim template: a StatefulSet's ``volumeClaimTemplates`` entry or an ``ephemeral``
+    volume's ``volumeClaimTemplate`` (metadata without a name for the latter)."""
+
+    metadata: ObjectMeta
+    spec: PersistentVolumeClaimSpec = field(default_factory=PersistentVolumeClaimSpec)
+
+
+@dataclass(frozen=True, slots=True)
+class PodVolume:
+    """A ``spec.volumes`` entry, with the sources the volume plugins read.
+
+    At most one of ``claim_name``, ``ephemeral``, ``in_tree`` and ``csi`` is set (API
+    validation allows one source); other sources (emptyDir, configMap, hostPath, ...) leave
+    all of them unset.
+    """
+
+    name: str
+    claim_name: str | None = None
+    """``persistentVolumeClaim.claimName``."""
+    read_only: bool = False
+    """``persistentVolumeClaim.readOnly``."""
+    ephemeral: ClaimTemplate | None = None
+    """A generic ephemeral volume: its claim is named ``<pod name>-<volume name>`` and must
+    be owned by the pod (``ephemeral.VolumeClaimName``, ``VolumeIsForPod``)."""
+    in_tree: InTreeSource | None = None
+    """A migratable in-tree source (GCE PD, AWS EBS, Azure Disk/File, Cinder, vSphere,
+    Portworx)."""
+    csi: CSIVolumeSource | None = None
+    """An inline CSI ephemeral volume."""
+
+    def claim_for(self, pod_name: str) -> str | None:
+        """The name of the PersistentVolumeClaim this volume uses in a pod named
+        ``pod_name``, or None when it uses none."""
+        if self.claim_name is not None:
+            return self.claim_name
+        if self.ephemeral is not None:
+            return f"{pod_name}-{self.name}"
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class PodCondition:
     """A ``status.conditions`` entry; preemption reads ``DisruptionTarget``."""
@@ -368,6 +483,9 @@ class Pod:
     """Volumes with GCE PD, AWS EBS, iSCSI or RBD sources (VolumeRestrictions)."""
     ephemeral_bind_mount_options: bool = field(default=False, metadata=OMIT_EMPTY)
     """Whether an ephemeral container's ``volumeMounts`` has ``bindMountOptions``."""
+    volumes: tuple[PodVolume, ...] = field(default=(), metadata=OMIT_EMPTY)
+    """``spec.volumes`` entries with a claim, a migratable in-tree or an inline CSI source
+    (the volume plugins' view; other volumes are left out)."""
 
     @property
     def name(self) -> str:
@@ -457,6 +575,13 @@ class StatefulSet:
     """``OrderedReady`` (one pod at a time, in ordinal order) or ``Parallel``."""
     update_strategy: str = "RollingUpdate"
     """``RollingUpdate`` (replace pods from the highest ordinal down) or ``OnDelete``."""
+    volume_claim_templates: tuple[ClaimTemplate, ...] = ()
+    """``spec.volumeClaimTemplates``: the controller creates claim
+    ``<template>-<statefulset>-<ordinal>`` for each pod and keeps it."""
+    claim_retention_when_scaled: str = "Retain"
+    """``persistentVolumeClaimRetentionPolicy.whenScaled`` (``Retain`` or ``Delete``)."""
+    claim_retention_when_deleted: str = "Retain"
+    """``persistentVolumeClaimRetentionPolicy.whenDeleted`` (``Retain`` or ``Delete``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -544,15 +669,22 @@ class PriorityClass:
         return self.metadata.name
 
 
-KubeObject = (
-    Node
-    | Pod
-    | Service
-    | ReplicationController
-    | ReplicaSet
-    | StatefulSet
-    | Namespace
-    | PodDisruptionBudget
-    | PriorityClass
-)
-"""Every kind topospread reads."""
+KubeObject = Union[
+    Node,
+    Pod,
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
+    Namespace,
+    PodDisruptionBudget,
+    PriorityClass,
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+]
+"""Every kind topospread reads (the storage kinds are defined in :mod:`.storage`)."""
