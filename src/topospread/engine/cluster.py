@@ -19,6 +19,12 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
+from topospread.model.resource import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 
 __all__ = ["Cluster"]
 
@@ -50,6 +56,11 @@ class Cluster:
         namespaces: list[Namespace] = []
         budgets: list[PodDisruptionBudget] = []
         classes: list[PriorityClass] = []
+        # resource.k8s.io: claims, device classes and slices (DynamicResources reads them;
+        # templates only matter to the controller that creates claims from them).
+        claims: list[ResourceClaim] = []
+        device_classes: list[DeviceClass] = []
+        slices: list[ResourceSlice] = []
         for obj in objects:
             if isinstance(obj, Node):
                 nodes.append(obj)
@@ -67,6 +78,14 @@ class Cluster:
                 budgets.append(obj)
             elif isinstance(obj, PriorityClass):
                 classes.append(obj)
+            elif isinstance(obj, ResourceClaim):
+                claims.append(obj)
+            elif isinstance(obj, DeviceClass):
+                device_classes.append(obj)
+            elif isinstance(obj, ResourceSlice):
+                slices.append(obj)
+            elif isinstance(obj, ResourceClaimTemplate):
+                pass
             else:
                 sss.append(obj)
         node_names = {node.name for node in nodes}
@@ -96,6 +115,9 @@ class Cluster:
                 tuple(sss),
                 namespaces=tuple(namespaces),
                 pod_disruption_budgets=tuple(budgets),
+                resource_claims=tuple(claims),
+                device_classes=tuple(device_classes),
+                resource_slices=tuple(slices),
             ),
             tuple(notes),
             tuple(classes),

@@ -25,6 +25,7 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
+from topospread.model.resource import DeviceClass, ResourceClaim, ResourceSlice
 from topospread.model.storage import (
     CSIDriver,
     CSINode,
@@ -177,6 +178,10 @@ class ClusterObjects:
     csi_drivers: tuple[CSIDriver, ...] = ()
     csi_storage_capacities: tuple[CSIStorageCapacity, ...] = ()
     volume_attachments: tuple[VolumeAttachment, ...] = ()
+    resource_claims: tuple[ResourceClaim, ...] = ()
+    """ResourceClaims (``resource.k8s.io/v1``), in input order (DynamicResources)."""
+    device_classes: tuple[DeviceClass, ...] = ()
+    resource_slices: tuple[ResourceSlice, ...] = ()
     _index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -229,6 +234,21 @@ class ClusterObjects:
     def volume_attachments_on(self, node_name: str) -> Iterator[VolumeAttachment]:
         """VolumeAttachments whose ``spec.nodeName`` is this node, in input order."""
         return (va for va in self.volume_attachments if va.node_name == node_name)
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """The ResourceClaim ``namespace/name``, if listed (the first one, if repeated)."""
+        return next(
+            (
+                c
+                for c in self.resource_claims
+                if c.metadata.namespace == namespace and c.metadata.name == name
+            ),
+            None,
+        )
+
+    def device_class(self, name: str) -> DeviceClass | None:
+        """The DeviceClass with this name, if listed (the first one, if repeated)."""
+        return next((c for c in self.device_classes if c.metadata.name == name), None)
 
     def services_in(self, namespace: str) -> Iterator[Service]:
         """Services of one namespace, in input order."""

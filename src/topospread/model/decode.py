@@ -55,6 +55,7 @@ from topospread.model.quantity import (
     is_negative_quantity,
     parse_quantity,
 )
+from topospread.model.resource import RESOURCE_KINDS
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -79,6 +80,7 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
     ("v1", "Namespace"): "Namespace",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    **RESOURCE_KINDS,
 }
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -584,6 +586,7 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
             r.string(c, "name", p) if isinstance(c, dict) else ""
             for c, p in r.items(spec, "resourceClaims", "spec")
         ),
+        **_resource_claim_fields(r, spec, status),
         preemption_policy=r.opt_string(spec, "preemptionPolicy", "spec"),
         start_time=_time(r, status, "startTime", "status"),
         conditions=r.objects(
@@ -609,6 +612,14 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
             for c, p in r.items(spec, "ephemeralContainers", "spec")
         ),
     )
+
+
+def _resource_claim_fields(
+    r: _Reader, spec: Mapping[str, Any], status: Mapping[str, Any]
+) -> dict[str, Any]:
+    from topospread.model.decode_resource import decode_pod_resource_claims
+
+    return decode_pod_resource_claims(r, spec, status)
 
 
 def _time(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> str | None:
@@ -720,6 +731,10 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         from topospread.model.priorityclass import decode_priority_class
 
         return decode_priority_class(doc, source)
+    if (api_version, kind) in RESOURCE_KINDS:
+        from topospread.model.decode_resource import decode_resource_object
+
+        return decode_resource_object(kind, doc, _describe(source, doc))
     if kind == "PodDisruptionBudget":
         budget = decode_workload(doc, source)
         assert isinstance(budget, PodDisruptionBudget)

@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Final, Union
 from topospread.model.quantity import Quantity
 
 if TYPE_CHECKING:
+    from topospread.model.resource import (
+        DeviceClass,
+        PodResourceClaim,
+        PodResourceClaimStatus,
+        ResourceClaim,
+        ResourceClaimTemplate,
+        ResourceSlice,
+    )
     from topospread.model.storage import (
         CSIDriver,
         CSINode,
@@ -486,6 +494,12 @@ class Pod:
     volumes: tuple[PodVolume, ...] = field(default=(), metadata=OMIT_EMPTY)
     """``spec.volumes`` entries with a claim, a migratable in-tree or an inline CSI source
     (the volume plugins' view; other volumes are left out)."""
+    resource_claim_refs: tuple[PodResourceClaim, ...] = field(default=(), metadata=OMIT_EMPTY)
+    """``spec.resourceClaims`` entries (``resource_claims`` keeps their names)."""
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = field(
+        default=(), metadata=OMIT_EMPTY
+    )
+    """``status.resourceClaimStatuses``: the claims generated for template entries."""
 
     @property
     def name(self) -> str:
@@ -686,5 +700,9 @@ KubeObject = Union[
     "CSIDriver",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceClass",
+    "ResourceSlice",
 ]
 """Every kind topospread reads (the storage kinds are defined in :mod:`.storage`)."""
