@@ -25,6 +25,15 @@ from topospread.model.resource import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from topospread.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 __all__ = ["Cluster"]
 
@@ -61,6 +70,13 @@ class Cluster:
         claims: list[ResourceClaim] = []
         device_classes: list[DeviceClass] = []
         slices: list[ResourceSlice] = []
+        pvs: list[PersistentVolume] = []
+        pvcs: list[PersistentVolumeClaim] = []
+        storage_classes: list[StorageClass] = []
+        csi_nodes: list[CSINode] = []
+        csi_drivers: list[CSIDriver] = []
+        capacities: list[CSIStorageCapacity] = []
+        attachments: list[VolumeAttachment] = []
         for obj in objects:
             if isinstance(obj, Node):
                 nodes.append(obj)
@@ -86,8 +102,22 @@ class Cluster:
                 slices.append(obj)
             elif isinstance(obj, ResourceClaimTemplate):
                 pass
-            else:
+            elif isinstance(obj, StatefulSet):
                 sss.append(obj)
+            elif isinstance(obj, PersistentVolume):
+                pvs.append(obj)
+            elif isinstance(obj, PersistentVolumeClaim):
+                pvcs.append(obj)
+            elif isinstance(obj, StorageClass):
+                storage_classes.append(obj)
+            elif isinstance(obj, CSINode):
+                csi_nodes.append(obj)
+            elif isinstance(obj, CSIDriver):
+                csi_drivers.append(obj)
+            elif isinstance(obj, CSIStorageCapacity):
+                capacities.append(obj)
+            elif isinstance(obj, VolumeAttachment):
+                attachments.append(obj)
         node_names = {node.name for node in nodes}
         kept: list[Pod] = []
         notes: list[str] = []
@@ -118,6 +148,13 @@ class Cluster:
                 resource_claims=tuple(claims),
                 device_classes=tuple(device_classes),
                 resource_slices=tuple(slices),
+                persistent_volumes=tuple(pvs),
+                persistent_volume_claims=tuple(pvcs),
+                storage_classes=tuple(storage_classes),
+                csi_nodes=tuple(csi_nodes),
+                csi_drivers=tuple(csi_drivers),
+                csi_storage_capacities=tuple(capacities),
+                volume_attachments=tuple(attachments),
             ),
             tuple(notes),
             tuple(classes),

@@ -17,13 +17,17 @@ from typing import Any, Final, TypeVar
 from topospread.errors import DecodeError, FieldError
 from topospread.model.names import is_dns1123_label, is_dns1123_subdomain
 from topospread.model.objects import (
+    IN_TREE_MIGRATABLE_SOURCES,
     LABEL_METADATA_NAME,
     Affinity,
+    ClaimTemplate,
     Container,
     ContainerPort,
+    CSIVolumeSource,
     Deployment,
     DeploymentStrategy,
     InlineVolume,
+    InTreeSource,
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
@@ -35,10 +39,12 @@ from topospread.model.objects import (
     NodeSelectorTerm,
     ObjectMeta,
     OwnerReference,
+    PersistentVolumeClaimSpec,
     Pod,
     PodAffinityTerm,
     PodCondition,
     PodDisruptionBudget,
+    PodVolume,
     PreferredSchedulingTerm,
     ReplicaSet,
     ReplicationController,
@@ -81,7 +87,26 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
     **RESOURCE_KINDS,
+    ("v1", "PersistentVolume"): "PersistentVolume",
+    ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
+    ("storage.k8s.io/v1", "StorageClass"): "StorageClass",
+    ("storage.k8s.io/v1", "CSINode"): "CSINode",
+    ("storage.k8s.io/v1", "CSIDriver"): "CSIDriver",
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): "CSIStorageCapacity",
+    ("storage.k8s.io/v1", "VolumeAttachment"): "VolumeAttachment",
 }
+
+_STORAGE_KINDS: Final = frozenset(
+    {
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "VolumeAttachment",
+    }
+)
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -528,6 +553,185 @@ def _inline_volume(r: _Reader, volume: Mapping[str, Any], p: str) -> InlineVolum
     )
 
 
+# The scalar fields of each migratable in-tree source that CSI translation
+# (k8s.io/csi-translation-lib) reads, with their JSON types; nested objects (secretRef) are
+# not read by it.
+_IN_TREE_FIELDS: Final[Mapping[str, Mapping[str, str]]] = {
+    "awsElasticBlockStore": {
+        "volumeID": "string",
+        "fsType": "string",
+        "partition": "int",
+        "readOnly": "bool",
+    },
+    "azureDisk": {
+        "diskName": "string",
+        "diskURI": "string",
+        "cachingMode": "string",
+        "fsType": "string",
+        "readOnly": "bool",
+        "kind": "string",
+    },
+    "azureFile": {
+        "secretName": "string",
+        "secretNamespace": "string",
+        "shareName": "string",
+        "readOnly": "bool",
+    },
+    "cinder": {"volumeID": "string", "fsType": "string", "readOnly": "bool"},
+    "gcePersistentDisk": {
+        "pdName": "string",
+        "fsType": "string",
+        "partition": "int",
+        "readOnly": "bool",
+    },
+    "portworxVolume": {"volumeID": "string", "fsType": "string", "readOnly": "bool"},
+    "vsphereVolume": {
+        "volumePath": "string",
+        "fsType": "string",
+        "storagePolicyName": "string",
+        "storagePolicyID": "string",
+    },
+}
+
+# SetDefaults_AzureDiskVolumeSource: what the API server stores for unset fields.
+_AZURE_DISK_DEFAULTS: Final[Mapping[str, str]] = {
+    "cachingMode": "ReadWrite",
+    "fsType": "ext4",
+    "readOnly": "false",
+    "kind": "Shared",
+}
+
+
+_INLINE_VOLUME_FIELDS: Final = (
+    "gcePersistentDisk",
+    "gcePersistentDisk.pdName",
+    "gcePersistentDisk.readOnly",
+    "awsElasticBlockStore",
+    "awsElasticBlockStore.volumeID",
+)
+
+
+def _in_tree_source(r: _Reader, volume: Mapping[str, Any], p: str) -> InTreeSource | None:
+    # A volume (or PV spec) sets at most one source (validation); the first found is kept.
+    for kind in IN_TREE_MIGRATABLE_SOURCES:
+        raw = r.obj(volume, kind, p)
+        if raw is None:
+            continue
+        where = _join(p, kind)
+        fields: dict[str, str] = {}
+        for name, typ in _IN_TREE_FIELDS[kind].items():
+            if raw.get(name) is None:
+                continue
+            if typ == "bool":
+                flag = r.boolean(raw, name, where)
+                if flag is not None:
+                    fields[name] = "true" if flag else "false"
+            elif typ == "int":
+                number = r.integer(raw, name, where)
+                if number is not None:
+                    fields[name] = str(number)
+            else:
+                fields[name] = r.string(raw, name, where)
+        if kind == "azureDisk":
+            fields = {**_AZURE_DISK_DEFAULTS, **fields}
+        return InTreeSource(kind, fields)
+    return None
+
+
+def _csi_source(r: _Reader, data: Mapping[str, Any], p: str) -> CSIVolumeSource | None:
+    raw = r.obj(data, "csi", p)
+    if raw is None:
+        return None
+    where = _join(p, "csi")
+    return CSIVolumeSource(
+        driver=r.string(raw, "driver", where),
+        volume_handle=r.string(raw, "volumeHandle", where),
+        read_only=bool(r.boolean(raw, "readOnly", where)),
+    )
+
+
+def _storage_request(r: _Reader, spec: Mapping[str, Any], p: str) -> Quantity | None:
+    resources = r.obj(spec, "resources", p)
+    if resources is None:
+        return None
+    where = _join(p, "resources")
+    requests = r.obj(resources, "requests", where)
+    if requests is None or requests.get("storage") is None:
+        return None
+    raw = requests["storage"]
+    at = f"{where}.requests[storage]"
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        r._type_error(at, raw, "quantity")
+        return None
+    text = raw.strip() if isinstance(raw, str) else _number_text(raw)
+    try:
+        quantity = parse_quantity(text, "storage")
+    except QuantityError as exc:
+        r.errors.append(FieldError.invalid(at, text, str(exc)))
+        return None
+    if is_negative_quantity(text) or quantity.amount == 0:
+        # ValidatePersistentVolumeClaimSpec: ValidatePositiveQuantityValue, reported under
+        # resources[storage] (upstream keys the resources path, not requests).
+        r.errors.append(FieldError.invalid(f"{where}[storage]", text, "must be greater than zero"))
+        return None
+    return quantity
+
+
+def _claim_spec(r: _Reader, spec: Mapping[str, Any], p: str) -> PersistentVolumeClaimSpec:
+    # SetDefaults_PersistentVolumeClaimSpec: volumeMode Filesystem.
+    return PersistentVolumeClaimSpec(
+        access_modes=r.strings(spec, "accessModes", p),
+        selector=_label_selector(r, spec, "selector", p),
+        storage_request=_storage_request(r, spec, p),
+        storage_class_name=r.opt_string(spec, "storageClassName", p),
+        volume_name=r.string(spec, "volumeName", p),
+        volume_mode=r.string(spec, "volumeMode", p) or "Filesystem",
+        volume_attributes_class_name=r.opt_string(spec, "volumeAttributesClassName", p),
+    )
+
+
+def _claim_template(
+    r: _Reader, template: Mapping[str, Any], p: str, namespace: str
+) -> ClaimTemplate:
+    raw_meta = r.obj(template, "metadata", p) or {}
+    inner = _Reader()
+    meta = _meta(inner, {"metadata": raw_meta}, namespaced=bool(namespace))
+    r.errors.extend(FieldError(e.type, f"{p}.{e.field}", e.value, e.detail) for e in inner.errors)
+    if namespace:
+        meta = replace(meta, namespace=namespace)
+    spec = r.obj(template, "spec", p) or {}
+    return ClaimTemplate(meta, _claim_spec(r, spec, _join(p, "spec")))
+
+
+def _pod_volume(r: _Reader, volume: Mapping[str, Any], p: str, namespace: str) -> PodVolume | None:
+    claim = r.obj(volume, "persistentVolumeClaim", p)
+    ephemeral = r.obj(volume, "ephemeral", p)
+    # _inline_volume has already reported the fields it reads of GCE PD and AWS EBS.
+    scratch = _Reader()
+    in_tree = _in_tree_source(scratch, volume, p)
+    if scratch.errors:
+        reported = {f"{p}.{name}" for name in _INLINE_VOLUME_FIELDS}
+        r.errors.extend(e for e in scratch.errors if e.field not in reported)
+    csi = _csi_source(r, volume, p)
+    if claim is None and ephemeral is None and in_tree is None and csi is None:
+        return None
+    template = None
+    if ephemeral is not None:
+        where = _join(p, "ephemeral")
+        raw = r.obj(ephemeral, "volumeClaimTemplate", where)
+        if raw is not None:
+            template = _claim_template(r, raw, _join(where, "volumeClaimTemplate"), namespace)
+    c = _join(p, "persistentVolumeClaim")
+    return PodVolume(
+        name=r.string(volume, "name", p),
+        claim_name=None if claim is None else r.string(claim, "claimName", c),
+        read_only=False if claim is None else bool(r.boolean(claim, "readOnly", c)),
+        ephemeral=template,
+        in_tree=in_tree,
+        csi=csi,
+    )
+
+
 def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
     meta = _meta(r, doc, namespaced=True)
     spec = r.obj(doc, "spec", "") or {}
@@ -535,6 +739,7 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
     pod_resources = r.obj(spec, "resources", "spec")
     claims: list[str] = []
     inline: list[InlineVolume] = []
+    volumes: list[PodVolume] = []
     for volume, where in r.items(spec, "volumes", "spec"):
         if not isinstance(volume, dict):
             r._type_error(where, volume, "object")
@@ -544,6 +749,9 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
         disk = _inline_volume(r, volume, where)
         if disk is not None:
             inline.append(disk)
+        read = _pod_volume(r, volume, where, meta.namespace)
+        if read is not None:
+            volumes.append(read)
     return Pod(
         metadata=meta,
         node_name=r.string(spec, "nodeName", "spec"),
@@ -611,6 +819,7 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
             isinstance(c, dict) and _any_bind_mount_options(r, c, p)
             for c, p in r.items(spec, "ephemeralContainers", "spec")
         ),
+        volumes=tuple(volumes),
     )
 
 
@@ -731,6 +940,10 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         from topospread.model.priorityclass import decode_priority_class
 
         return decode_priority_class(doc, source)
+    if kind in _STORAGE_KINDS:
+        from topospread.model.decode_storage import decode_storage_object
+
+        return decode_storage_object(doc, _describe(source, doc))
     if (api_version, kind) in RESOURCE_KINDS:
         from topospread.model.decode_resource import decode_resource_object
 
@@ -757,7 +970,7 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         elif kind == "ReplicaSet":
             obj = ReplicaSet(meta, _label_selector(r, spec, "selector", "spec"))
         else:
-            obj = StatefulSet(meta, _label_selector(r, spec, "selector", "spec"))
+            obj = _stateful_set(r, meta, spec, _label_selector(r, spec, "selector", "spec"))
     if r.errors:
         raise DecodeError(_describe(source, doc), r.errors)
     return obj
@@ -927,6 +1140,28 @@ WORKLOAD_KINDS: Mapping[tuple[str, str], str] = {
 """Kinds :func:`decode_workload` reads in full (replicas, pod template, strategy, budget)."""
 
 
+def _stateful_set(
+    r: _Reader, meta: ObjectMeta, spec: Mapping[str, Any], selector: LabelSelector | None
+) -> StatefulSet:
+    # The claim templates and their retention policy, which SetDefaults_StatefulSet
+    # defaults to Retain for both cases; replicas and the pod template are set by callers
+    # that read them.
+    policy = r.obj(spec, "persistentVolumeClaimRetentionPolicy", "spec") or {}
+    where = "spec.persistentVolumeClaimRetentionPolicy"
+    return StatefulSet(
+        meta,
+        selector,
+        volume_claim_templates=r.objects(
+            spec,
+            "volumeClaimTemplates",
+            "spec",
+            lambda t, p: _claim_template(r, t, p, meta.namespace),
+        ),
+        claim_retention_when_scaled=r.string(policy, "whenScaled", where) or "Retain",
+        claim_retention_when_deleted=r.string(policy, "whenDeleted", where) or "Retain",
+    )
+
+
 def _int_or_string(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> int | str | None:
     value = data.get(key)
     if value is None:
@@ -986,11 +1221,10 @@ def decode_workload(
             obj = ReplicaSet(meta, selector, replicas, template)
         elif kind == "StatefulSet":
             update = r.obj(spec, "updateStrategy", "spec") or {}
-            obj = StatefulSet(
-                meta,
-                selector,
-                replicas,
-                template,
+            obj = replace(
+                _stateful_set(r, meta, spec, selector),
+                replicas=replicas,
+                template=template,
                 pod_management_policy=r.string(spec, "podManagementPolicy", "spec", "OrderedReady"),
                 update_strategy=r.string(update, "type", "spec.updateStrategy", "RollingUpdate"),
             )

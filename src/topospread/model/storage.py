@@ -107,6 +107,9 @@ class PersistentVolume:
     csi: CSIVolumeSource | None = None
     in_tree: InTreeSource | None = None
     """A migratable in-tree source (GCE PD, AWS EBS, ...), when the volume has one."""
+    sources: tuple[str, ...] = ()
+    """The volume source fields the spec sets (``csi``, ``local``, ``nfs``, ...), in the
+    order ``ValidatePersistentVolumeSpec`` visits them; valid volumes have exactly one."""
 
     @property
     def name(self) -> str:
@@ -200,3 +203,5 @@ class VolumeAttachment:
     persistent_volume_name: str | None = None
     """``spec.source.persistentVolumeName`` (None for inline volume specs)."""
     attached: bool = False
+    inline_volume_spec: bool = False
+    """Whether ``spec.source.inlineVolumeSpec`` is set (a migrated inline volume)."""

@@ -40,6 +40,7 @@ from topospread.model.names import (
 )
 from topospread.model.objects import (
     Affinity,
+    ClaimTemplate,
     Deployment,
     DeploymentStrategy,
     KubeObject,
@@ -51,6 +52,7 @@ from topospread.model.objects import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    PersistentVolumeClaimSpec,
     Pod,
     PodAffinityTerm,
     PodDisruptionBudget,
@@ -65,10 +67,24 @@ from topospread.model.objects import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from topospread.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    TopologySelectorTerm,
+    VolumeAttachment,
+)
 
 __all__ = [
     "merge_match_label_keys",
     "validate_affinity",
+    "validate_claim_template",
+    "validate_csi_driver",
+    "validate_csi_node",
+    "validate_csi_storage_capacity",
     "validate_deployment_strategy",
     "validate_label_name",
     "validate_label_selector",
@@ -83,6 +99,9 @@ __all__ = [
     "validate_node_selector_term",
     "validate_node_taints",
     "validate_object",
+    "validate_persistent_volume",
+    "validate_persistent_volume_claim",
+    "validate_persistent_volume_claim_spec",
     "validate_pod",
     "validate_pod_affinity_term",
     "validate_pod_disruption_budget",
@@ -93,8 +112,11 @@ __all__ = [
     "validate_replication_controller",
     "validate_service",
     "validate_stateful_set",
+    "validate_storage_class",
+    "validate_storage_object",
     "validate_tolerations",
     "validate_topology_spread_constraints",
+    "validate_volume_attachment",
     "validate_workload_spec",
 ]
 
@@ -939,7 +961,307 @@ def validate_object(obj: KubeObject) -> list[FieldError]:
     if isinstance(obj, PriorityClass):
         # Of a PriorityClass only its value and globalDefault are read; both are typed.
         return []
-    return validate_stateful_set(obj)
+    if isinstance(obj, StatefulSet):
+        return validate_stateful_set(obj)
+    if isinstance(
+        obj,
+        PersistentVolume
+        | PersistentVolumeClaim
+        | StorageClass
+        | CSINode
+        | CSIDriver
+        | CSIStorageCapacity
+        | VolumeAttachment,
+    ):
+        return validate_storage_object(obj)
+    # Other kinds (resource.k8s.io) are checked where they are decoded.
+    return []
+
+
+def validate_storage_object(
+    obj: PersistentVolume
+    | PersistentVolumeClaim
+    | StorageClass
+    | CSINode
+    | CSIDriver
+    | CSIStorageCapacity
+    | VolumeAttachment,
+) -> list[FieldError]:
+    """Dispatch to the validator of a storage kind."""
+    if isinstance(obj, PersistentVolume):
+        return validate_persistent_volume(obj)
+    if isinstance(obj, PersistentVolumeClaim):
+        return validate_persistent_volume_claim(obj)
+    if isinstance(obj, StorageClass):
+        return validate_storage_class(obj)
+    if isinstance(obj, CSINode):
+        return validate_csi_node(obj)
+    if isinstance(obj, CSIDriver):
+        return validate_csi_driver(obj)
+    if isinstance(obj, CSIStorageCapacity):
+        return validate_csi_storage_capacity(obj)
+    return validate_volume_attachment(obj)
+
+
+# -- storage (core/v1 PersistentVolume(Claim), storage.k8s.io/v1) ------------------------------
+#
+# As ValidatePersistentVolume, ValidatePersistentVolumeClaim (pkg/apis/core/validation) and
+# pkg/apis/storage/validation check on create, with the default feature gates of v1.37.1.
+# Decoding already refused what needs the text as written: a PV capacity other than one
+# positive storage quantity, a claim's storage request that is not positive, a PV
+# nodeAffinity without required. Names are checked by validate_metadata (all DNS-1123
+# subdomains); volume source contents (NFS server, local path...) are not checked.
+
+_ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+"""``sets.List(supportedAccessModes)``: sorted."""
+_VOLUME_MODES = ("Block", "Filesystem")
+_VOLUME_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+
+
+def _validate_access_modes(modes: Sequence[str], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    once_pod = other = False
+    for mode in modes:
+        if mode not in _ACCESS_MODES:
+            errs.append(FieldError.not_supported(path, mode, _ACCESS_MODES))
+        if mode == "ReadWriteOncePod":
+            once_pod = True
+        elif mode in _ACCESS_MODES:
+            other = True
+    if once_pod and other:
+        errs.append(
+            FieldError.forbidden(path, "may not use ReadWriteOncePod with other access modes")
+        )
+    return errs
+
+
+def _validate_class_name(name: str, path: str) -> list[FieldError]:
+    # ValidateClassName: a DNS-1123 subdomain.
+    return [FieldError.invalid(path, name, msg) for msg in is_dns1123_subdomain(name)]
+
+
+def validate_persistent_volume_claim_spec(
+    spec: PersistentVolumeClaimSpec, path: str
+) -> list[FieldError]:
+    """``ValidatePersistentVolumeClaimSpec``: access modes, selector, storage request,
+    class name and volume mode (claims, ephemeral volume and StatefulSet templates)."""
+    modes_path = _child(path, "accessModes")
+    errs: list[FieldError] = []
+    if not spec.access_modes:
+        errs.append(FieldError.required(modes_path, "at least 1 access mode is required"))
+    errs.extend(validate_label_selector(spec.selector, _child(path, "selector")))
+    errs.extend(_validate_access_modes(spec.access_modes, modes_path))
+    if spec.storage_request is None:
+        errs.append(FieldError.required(_index(_child(path, "resources"), "storage")))
+    if spec.storage_class_name:
+        errs.extend(_validate_class_name(spec.storage_class_name, _child(path, "storageClassName")))
+    if spec.volume_mode not in _VOLUME_MODES:
+        errs.append(
+            FieldError.not_supported(_child(path, "volumeMode"), spec.volume_mode, _VOLUME_MODES)
+        )
+    if spec.volume_attributes_class_name:
+        errs.extend(
+            _validate_class_name(
+                spec.volume_attributes_class_name, _child(path, "volumeAttributesClassName")
+            )
+        )
+    return errs
+
+
+def validate_claim_template(template: ClaimTemplate, path: str) -> list[FieldError]:
+    """A claim template's labels and spec (``volumeClaimTemplates[i]``, an ephemeral
+    volume's ``volumeClaimTemplate``)."""
+    errs = validate_labels(template.metadata.labels, _child(path, "metadata.labels"))
+    errs.extend(validate_persistent_volume_claim_spec(template.spec, _child(path, "spec")))
+    return errs
+
+
+def validate_persistent_volume_claim(claim: PersistentVolumeClaim) -> list[FieldError]:
+    """``ValidatePersistentVolumeClaim`` on create, after the name."""
+    errs = validate_labels(claim.metadata.labels, "metadata.labels")
+    errs.extend(validate_persistent_volume_claim_spec(claim.spec, "spec"))
+    return errs
+
+
+def validate_persistent_volume(pv: PersistentVolume) -> list[FieldError]:
+    """``ValidatePersistentVolume`` on create, after the name."""
+    errs = validate_labels(pv.metadata.labels, "metadata.labels")
+    if not pv.access_modes:
+        errs.append(FieldError.required("spec.accessModes"))
+    errs.extend(_validate_access_modes(pv.access_modes, "spec.accessModes"))
+    if pv.capacity is None:
+        errs.append(FieldError.required("spec.capacity"))
+        errs.append(FieldError.not_supported("spec.capacity", {}, ["storage"]))
+    if pv.node_affinity is not None:
+        errs.extend(validate_node_selector(pv.node_affinity, "spec.nodeAffinity.required"))
+    for extra in pv.sources[1:]:
+        errs.append(
+            FieldError.forbidden(_child("spec", extra), "may not specify more than 1 volume type")
+        )
+    if pv.sources and pv.sources[0] == "local" and pv.node_affinity is None:
+        errs.append(FieldError.required("spec.nodeAffinity", "Local volume requires node affinity"))
+    if not pv.sources:
+        errs.append(FieldError.required("spec", "must specify a volume type"))
+    if pv.storage_class_name:
+        errs.extend(_validate_class_name(pv.storage_class_name, "spec.storageClassName"))
+    if pv.volume_mode not in _VOLUME_MODES:
+        errs.append(FieldError.not_supported("spec.volumeMode", pv.volume_mode, _VOLUME_MODES))
+    if pv.volume_attributes_class_name is not None:
+        where = "spec.volumeAttributesClassName"
+        if not pv.volume_attributes_class_name:
+            errs.append(FieldError.required(where, "an empty string is disallowed"))
+        else:
+            errs.extend(_validate_class_name(pv.volume_attributes_class_name, where))
+        if pv.csi is None:
+            errs.append(
+                FieldError.required(
+                    "spec.csi", "has to be specified when using volumeAttributesClassName"
+                )
+            )
+    return errs
+
+
+def _validate_topology_term(term: TopologySelectorTerm, path: str) -> list[FieldError]:
+    # ValidateTopologySelectorTerm: each requirement has values, none twice, a valid key;
+    # no key twice.
+    errs: list[FieldError] = []
+    keys: set[str] = set()
+    expressions = _child(path, "matchLabelExpressions")
+    for i, (key, values) in enumerate(term.match_label_expressions):
+        at = _index(expressions, i)
+        values_path = _child(at, "values")
+        if not values:
+            errs.append(FieldError.required(values_path))
+        seen: set[str] = set()
+        for j, value in enumerate(values):
+            if value in seen:
+                errs.append(FieldError.duplicate(_index(values_path, j), value))
+            seen.add(value)
+        errs.extend(validate_label_name(key, _child(at, "key")))
+        if key in keys:
+            errs.append(FieldError.duplicate(_child(at, "key"), key))
+        keys.add(key)
+    return errs
+
+
+def _topology_term_value(term: TopologySelectorTerm) -> dict[str, frozenset[str]]:
+    return {key: frozenset(values) for key, values in term.match_label_expressions}
+
+
+def validate_storage_class(sc: StorageClass) -> list[FieldError]:
+    """``ValidateStorageClass`` on create, after the name."""
+    errs = validate_labels(sc.metadata.labels, "metadata.labels")
+    if not sc.provisioner:
+        errs.append(FieldError.required("provisioner"))
+    else:
+        errs.extend(
+            FieldError.invalid("provisioner", sc.provisioner.lower(), msg)
+            for msg in is_qualified_name(sc.provisioner.lower())
+        )
+    if sc.volume_binding_mode not in _VOLUME_BINDING_MODES:
+        errs.append(
+            FieldError.not_supported(
+                "volumeBindingMode", sc.volume_binding_mode, _VOLUME_BINDING_MODES
+            )
+        )
+    earlier: list[dict[str, frozenset[str]]] = []
+    for i, term in enumerate(sc.allowed_topologies):
+        at = _index("allowedTopologies", i)
+        errs.extend(_validate_topology_term(term, at))
+        value = _topology_term_value(term)
+        errs.extend(
+            FieldError.duplicate(_child(at, "matchLabelExpressions"), "")
+            for other in earlier
+            if other == value
+        )
+        earlier.append(value)
+    return errs
+
+
+def _validate_csi_driver_name(name: str, path: str) -> list[FieldError]:
+    # ValidateCSIDriverName.
+    if not name:
+        return [FieldError.required(path)]
+    errs: list[FieldError] = []
+    if len(name) > 63:
+        errs.append(FieldError(ErrorType.TOO_LONG, path, detail="may not be more than 63 bytes"))
+    errs.extend(FieldError.invalid(path, name, msg) for msg in is_dns1123_subdomain(name.lower()))
+    return errs
+
+
+def validate_csi_node(node: CSINode) -> list[FieldError]:
+    """``ValidateCSINode`` on create, after the name: each driver's name, node ID,
+    allocatable count and topology keys; no driver twice."""
+    errs = validate_labels(node.metadata.labels, "metadata.labels")
+    names: set[str] = set()
+    for i, driver in enumerate(node.drivers):
+        at = _index("spec.drivers", i)
+        errs.extend(_validate_csi_driver_name(driver.name, _child(at, "name")))
+        if not driver.node_id:
+            errs.append(FieldError.required(_child(at, "nodeID")))
+        if len(driver.node_id) > 256:
+            errs.append(
+                FieldError.invalid(
+                    _child(at, "nodeID"), driver.node_id, "must be 256 characters or less"
+                )
+            )
+        errs.extend(_nonnegative(driver.allocatable_count, _child(at, "allocatable.count")))
+        if driver.name in names:
+            errs.append(FieldError.duplicate(_child(at, "name"), driver.name))
+        names.add(driver.name)
+        keys: set[str] = set()
+        for key in driver.topology_keys:
+            if not key:
+                errs.append(FieldError.required(at))
+            if key in keys:
+                errs.append(FieldError.duplicate(at, key))
+            keys.add(key)
+            errs.extend(FieldError.invalid(at, key, msg) for msg in is_qualified_name(key))
+    return errs
+
+
+def validate_csi_driver(driver: CSIDriver) -> list[FieldError]:
+    """``ValidateCSIDriver`` on create, after the name: every field scheduling reads is
+    defaulted or typed, so only the labels remain."""
+    return validate_labels(driver.metadata.labels, "metadata.labels")
+
+
+def validate_csi_storage_capacity(capacity: CSIStorageCapacity) -> list[FieldError]:
+    """``ValidateCSIStorageCapacity`` on create, after the name: the node topology
+    selector and the class name (required: an empty one is not a valid name)."""
+    errs = validate_labels(capacity.metadata.labels, "metadata.labels")
+    errs.extend(validate_label_selector(capacity.node_topology, "nodeTopology"))
+    errs.extend(_validate_class_name(capacity.storage_class_name, "storageClassName"))
+    return errs
+
+
+def validate_volume_attachment(attachment: VolumeAttachment) -> list[FieldError]:
+    """``ValidateVolumeAttachment`` on create, after the name: the attacher, exactly one
+    source, the node name and the volume name."""
+    errs = validate_labels(attachment.metadata.labels, "metadata.labels")
+    errs.extend(_validate_csi_driver_name(attachment.attacher, "spec.attacher"))
+    pv_name = attachment.persistent_volume_name
+    exactly_one = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+    if pv_name is None and not attachment.inline_volume_spec:
+        errs.append(FieldError.required("spec.source", exactly_one))
+    elif pv_name is not None and attachment.inline_volume_spec:
+        errs.append(FieldError.forbidden("spec.source", exactly_one))
+    elif pv_name == "":
+        errs.append(
+            FieldError.required(
+                "spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"
+            )
+        )
+    errs.extend(
+        FieldError.invalid("spec.nodeName", attachment.node_name, msg)
+        for msg in is_dns1123_subdomain(attachment.node_name)
+    )
+    if pv_name is not None:
+        errs.extend(
+            FieldError.invalid("spec.source.persistentVolumeName", pv_name, msg)
+            for msg in is_dns1123_subdomain(pv_name)
+        )
+    return errs
 
 
 # -- workload controllers (read by the simulator) ---------------------------------------------
