@@ -204,7 +204,6 @@ class Explanation:
 
 
 _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
-    (names.VOLUME_BINDING, "the pod mounts PersistentVolumeClaims or ephemeral volumes"),
     # VolumeRestrictions' inline-disk conflicts are implemented; its ReadWriteOncePod
     # check reads the claims (issue 12).
     (names.VOLUME_RESTRICTIONS, "the pod mounts PersistentVolumeClaims (ReadWriteOncePod)"),
@@ -214,7 +213,6 @@ _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
 
 def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
     uses = {
-        names.VOLUME_BINDING: bool(pod.volume_claims),
         names.VOLUME_RESTRICTIONS: bool(pod.volume_claims),
         names.DYNAMIC_RESOURCES: bool(pod.resource_claims),
     }
@@ -349,14 +347,9 @@ def _preemption_report(cycle: CycleResult) -> PreemptionReport | None:
 
 def _idle_scores(framework: Framework, features: Features) -> dict[str, int]:
     """The unimplemented score plugins that upstream runs and that score 0 on every node for
-    the pods explain accepts (no volumes, no resource claims): DynamicResources has no
-    PreScore and its Score returns 0 without claims (NormalizeScore keeps all-0 at 0);
-    VolumeBinding's PreScore does not skip under StorageCapacityScoring and its Score
-    returns 0 on nodes without pod volumes."""
-    idle = {
-        names.DYNAMIC_RESOURCES: True,
-        names.VOLUME_BINDING: features.enable_storage_capacity_scoring,
-    }
+    the pods explain accepts (no resource claims): DynamicResources has no PreScore and its
+    Score returns 0 without claims (NormalizeScore keeps all-0 at 0)."""
+    idle = {names.DYNAMIC_RESOURCES: True}
     return {name: 0 for name in framework.unimplemented.get("score", ()) if idle.get(name)}
 
 

@@ -26,6 +26,7 @@ from topospread.plugins.noderesources import balanced_allocation, fit
 from topospread.plugins.nodeunschedulable import node_unschedulable
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.tainttoleration import taint_toleration
+from topospread.plugins.volumebinding import plugin as volume_binding
 from topospread.plugins.volumerestrictions import volume_restrictions
 
 __all__ = ["in_tree_registry"]
@@ -57,6 +58,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_UNSCHEDULABLE: node_unschedulable.new,
         names.POD_TOPOLOGY_SPREAD: _pod_topology_spread,
         names.TAINT_TOLERATION: taint_toleration.new,
+        names.VOLUME_BINDING: volume_binding.new,
         names.VOLUME_RESTRICTIONS: volume_restrictions.new,
     }
     return registry

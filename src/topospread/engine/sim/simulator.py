@@ -891,7 +891,6 @@ class Simulator:
                     for c in (*template.containers, *template.init_containers)
                     for p in c.ports
                 ),
-                names.VOLUME_BINDING: bool(template.volume_claims),
                 names.INTER_POD_AFFINITY: template.affinity is not None
                 and template.affinity.has_pod_affinity,
                 names.DYNAMIC_RESOURCES: bool(template.resource_claims),

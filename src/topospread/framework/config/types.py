@@ -35,6 +35,7 @@ __all__ = [
     "SchedulerConfiguration",
     "ScoringStrategy",
     "UtilizationShapePoint",
+    "VolumeBindingArgs",
 ]
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
@@ -210,6 +211,41 @@ class UtilizationShapePoint:
     """Utilization in percent, 0..100."""
     score: int
     """Score at that utilization, 0..10."""
+
+
+_DEFAULT_VOLUME_BINDING_SHAPE: Final = (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeBindingArgs:
+    """``VolumeBindingArgs``, as ``SetDefaults_VolumeBindingArgs`` leaves them."""
+
+    bind_timeout_seconds: int = 600
+    """How long PreBind waits for the claims to be bound (not used by decisions)."""
+    shape: tuple[UtilizationShapePoint, ...] = _DEFAULT_VOLUME_BINDING_SHAPE
+    """The StorageCapacityScoring function of utilization; the default (with the gate on,
+    as in v1.37) scores an empty node 10 and a full one 0."""
+
+    @classmethod
+    def from_v1(cls, args: Mapping[str, object]) -> VolumeBindingArgs:
+        """From the defaulted v1 JSON form (``bindTimeoutSeconds``, ``shape``)."""
+        timeout = args.get("bindTimeoutSeconds", 600)
+        raw_shape = args.get("shape")
+        shape: list[UtilizationShapePoint] = []
+        if isinstance(raw_shape, list):
+            for point in raw_shape:
+                if isinstance(point, Mapping):
+                    utilization, score = point.get("utilization", 0), point.get("score", 0)
+                    shape.append(
+                        UtilizationShapePoint(
+                            utilization if isinstance(utilization, int) else 0,
+                            score if isinstance(score, int) else 0,
+                        )
+                    )
+        return cls(
+            timeout if isinstance(timeout, int) else 600,
+            tuple(shape) if shape else _DEFAULT_VOLUME_BINDING_SHAPE,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,272 @@
+"""VolumeBinding: a pod fits nodes where its claims' volumes are, or can be bound or provisioned.
+
+Upstream ``pkg/scheduler/framework/plugins/volumebinding/volume_binding.go`` (v1.37.1):
+
+* PreFilter returns Skip for a pod without ``persistentVolumeClaim`` or ``ephemeral``
+  volumes (after recording empty state, which PreScore reads). A claim that is missing,
+  ``Lost``, being deleted, or — for an ephemeral volume — not controlled by the pod makes
+  the pod UnschedulableAndUnresolvable with the claim's problem as the message; so does an
+  unbound claim that is not WaitForFirstConsumer ("pod has unbound immediate
+  PersistentVolumeClaims"). PreFilter never narrows the nodes (v1.37.1 has no
+  ``GetEligibleNodes`` any more).
+* Filter asks the binder (:mod:`.binder`) per node; any reason makes the node
+  UnschedulableAndUnresolvable with all the reasons, in the binder's order; a binder error
+  is an Error status.
+* PreScore returns Skip only when StorageCapacityScoring is off; with it on (the v1.37
+  default) every feasible node gets a score, 0 for a pod without volumes. Score groups the
+  node's volumes by class — static bindings when there are any (by the volume's
+  ``spec.storageClassName``, summing requests and capacities), else the provisions with a
+  tracked CSIStorageCapacity (summing requests, the capacity taken once per class) — and
+  maps each class's utilization through the args' shape (:mod:`.scorer`). There is no
+  NormalizeScore.
+* Reserve and PreBind (binding, provisioning) are not run here; :func:`.binder.volume_decision`
+  says what they would do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from topospread.errors import ConfigError
+from topospread.framework.config.types import VolumeBindingArgs
+from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.features import Features
+from topospread.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from topospread.framework.node_info import NodeInfo
+from topospread.framework.status import Code, Status, as_status
+from topospread.model.objects import Pod
+from topospread.plugins import names
+from topospread.plugins.volumebinding.binder import (
+    BinderError,
+    PodVolumeClaims,
+    PodVolumes,
+    VolumeBinder,
+)
+from topospread.plugins.volumebinding.scorer import (
+    StorageResource,
+    VolumeCapacityScorer,
+    build_scorer,
+    wrap_int64,
+)
+
+__all__ = ["ERR_UNBOUND_IMMEDIATE", "NAME", "STATE_KEY", "VolumeBinding", "new"]
+
+NAME: Final = names.VOLUME_BINDING
+STATE_KEY: Final = NAME
+
+ERR_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
+"""PreFilter reason: a claim that should have been bound already is not."""
+
+
+@dataclass(slots=True)
+class _State:
+    """``stateData``: the claims PreFilter sorted, and what Filter found per node. Shared,
+    not copied, by clones, as upstream's pointer is."""
+
+    claims: PodVolumeClaims | None = None
+    """None when the pod has no claims (PreFilter skipped)."""
+    binder: VolumeBinder | None = None
+    by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    has_static_bindings: bool = False
+
+    def clone(self) -> _State:
+        return self
+
+
+def _read_state(state: CycleState) -> _State | Status:
+    try:
+        return state.read(STATE_KEY, _State)
+    except (StateNotFoundError, TypeError) as exc:
+        return as_status(exc)
+
+
+class VolumeBinding:
+    """Filters and scores nodes by the pod's PersistentVolumeClaims."""
+
+    def __init__(self, args: VolumeBindingArgs, handle: Handle, features: Features) -> None:
+        self._handle = handle
+        self._scorer: VolumeCapacityScorer | None = (
+            build_scorer(args.shape) if features.enable_storage_capacity_scoring else None
+        )
+
+    @property
+    def name(self) -> str:
+        """``VolumeBinding``."""
+        return NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Sort the pod's claims; reject missing, lost, deleted, foreign, unbound immediate ones."""
+        binder = VolumeBinder(self._handle.objects)
+        has_pvc, problem = binder.pod_has_pvcs(pod)
+        if problem is not None:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (problem,))
+        if not has_pvc:
+            state.write(STATE_KEY, _State())
+            return None, Status(Code.SKIP)
+        try:
+            claims = binder.get_pod_volume_claims(pod)
+        except BinderError as exc:
+            return None, as_status(exc)
+        if claims.unbound_immediate:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_UNBOUND_IMMEDIATE,))
+        state.write(STATE_KEY, _State(claims=claims, binder=binder))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """None: other pods do not change the answer."""
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """UnschedulableAndUnresolvable with the binder's reasons, if the node cannot serve
+        the pod's claims."""
+        data = _read_state(state)
+        if isinstance(data, Status):
+            return data
+        if data.claims is None or data.binder is None:
+            return None
+        try:
+            volumes, reasons = data.binder.find_pod_volumes(data.claims, node_info.node)
+        except BinderError as exc:
+            return as_status(exc)
+        if reasons:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+        data.by_node[node_info.name] = volumes
+        data.has_static_bindings = data.has_static_bindings or bool(volumes.static_bindings)
+        return None
+
+    def pre_score(
+        self, state: CycleState, pod: Pod, filtered_nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        """Skip only without StorageCapacityScoring."""
+        if self._scorer is None:
+            return Status(Code.SKIP)
+        data = _read_state(state)
+        if isinstance(data, Status):
+            return data
+        # With the gate on, upstream scores even without static bindings.
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """The shape's score of the node's volume utilization, averaged over classes."""
+        if self._scorer is None:
+            return 0, None
+        data = _read_state(state)
+        if isinstance(data, Status):
+            return 0, data
+        volumes = data.by_node.get(node_info.name)
+        if volumes is None:
+            return 0, None
+        classes = _class_resources(volumes)
+        if isinstance(classes, Status):
+            return 0, classes
+        return self._scorer(classes), None
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        """None: scores are already 0..100."""
+        return None
+
+
+def _class_resources(volumes: PodVolumes) -> Mapping[str, StorageResource] | Status:
+    classes: dict[str, StorageResource] = {}
+    if volumes.static_bindings:
+        for binding in volumes.static_bindings:
+            resource = classes.setdefault(binding.storage_class_name(), StorageResource())
+            resource.requested = wrap_int64(resource.requested + binding.requested())
+            resource.capacity = wrap_int64(resource.capacity + binding.capacity())
+        return classes
+    for provision in volumes.dynamic_provisions:
+        capacity = provision.node_capacity
+        if capacity is None:
+            continue
+        class_name = provision.pvc.spec.storage_class_name
+        if class_name is None or capacity.capacity is None:
+            # Upstream dereferences both pointers here and kube-scheduler panics.
+            return as_status(
+                "unsupported: VolumeBinding's Score dereferences a nil "
+                + ("spec.storageClassName" if class_name is None else "CSIStorageCapacity.capacity")
+                + f" of claim {provision.pvc.key} (kube-scheduler v1.37.1 panics)"
+            )
+        resource = classes.setdefault(class_name, StorageResource())
+        # One class's provisions share one capacity: it is set, not summed.
+        resource.capacity = capacity.capacity.value()
+        request = provision.pvc.spec.storage_request
+        resource.requested = wrap_int64(
+            resource.requested + (0 if request is None else request.value())
+        )
+    return classes
+
+
+def _validate(args: VolumeBindingArgs, features: Features) -> list[str]:
+    # ValidateVolumeBindingArgsWithOptions, with the messages of validateFunctionShape.
+    errors: list[str] = []
+    if args.bind_timeout_seconds < 0:
+        errors.append(
+            f"bindTimeoutSeconds: Invalid value: {args.bind_timeout_seconds}: "
+            "invalid BindTimeoutSeconds, should not be a negative value"
+        )
+    if not features.enable_storage_capacity_scoring:
+        return errors
+    shape = args.shape
+    if not shape:
+        errors.append("shape: Required value: at least one point must be specified")
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errors.append(
+                f"shape[{i}].utilization: Invalid value: {shape[i].utilization}: "
+                "values must be sorted in increasing order"
+            )
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            errors.append(
+                f"shape[{i}].utilization: Invalid value: {point.utilization}: "
+                "not in valid range [0, 100]"
+            )
+        if not 0 <= point.score <= 10:
+            errors.append(
+                f"shape[{i}].score: Invalid value: {point.score}: not in valid range [0, 10]"
+            )
+    return errors
+
+
+def new(args: object | None, handle: Handle, features: Features) -> VolumeBinding:
+    """The plugin factory (``volumebinding.New``); ``args`` is the defaulted v1 form (a dict),
+    typed VolumeBindingArgs, or None."""
+    if args is None:
+        typed = VolumeBindingArgs()
+    elif isinstance(args, VolumeBindingArgs):
+        typed = args
+    elif isinstance(args, Mapping):
+        typed = VolumeBindingArgs.from_v1(args)
+    else:
+        raise ConfigError(
+            NAME, [f"want args to be of type VolumeBindingArgs, got {type(args).__name__}"]
+        )
+    errors = _validate(typed, features)
+    if errors:
+        raise ConfigError(NAME, errors)
+    return VolumeBinding(typed, handle, features)
+
+
+if TYPE_CHECKING:
+    _pre_filter: PreFilterPlugin = VolumeBinding(
+        VolumeBindingArgs(), Handle.__new__(Handle), Features()
+    )
+    _filter: FilterPlugin = VolumeBinding(VolumeBindingArgs(), Handle.__new__(Handle), Features())
+    _pre_score: PreScorePlugin = VolumeBinding(
+        VolumeBindingArgs(), Handle.__new__(Handle), Features()
+    )
+    _score: ScorePlugin = VolumeBinding(VolumeBindingArgs(), Handle.__new__(Handle), Features())
