@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -28,6 +29,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 )
 
 // inputError is a problem with what the user gave us; it maps to exit code 2.
@@ -56,6 +58,11 @@ type Cluster struct {
 	PDBs         []*policyv1.PodDisruptionBudget // DefaultPreemption's PDB lister
 	// PriorityClasses feed the Priority admission of pods not yet stored (no uid).
 	PriorityClasses []*schedulingv1.PriorityClass
+	// Storage holds the PersistentVolumes, PersistentVolumeClaims, StorageClasses,
+	// CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments, in input order:
+	// the volume plugins (VolumeBinding, VolumeZone, NodeVolumeLimits,
+	// VolumeRestrictions) read them through the informers of the fake clientset.
+	Storage []runtime.Object
 	// Incoming is the pod to schedule; the API server (and so DefaultPreemption's pod
 	// lister, which re-reads the preemptor) knows it.
 	Incoming *v1.Pod
@@ -73,6 +80,13 @@ var wantedKinds = map[string]string{
 	"Namespace":             "v1",
 	"PodDisruptionBudget":   "policy/v1",
 	"PriorityClass":         "scheduling.k8s.io/v1",
+	"PersistentVolume":      "v1",
+	"PersistentVolumeClaim": "v1",
+	"StorageClass":          "storage.k8s.io/v1",
+	"CSINode":               "storage.k8s.io/v1",
+	"CSIDriver":             "storage.k8s.io/v1",
+	"CSIStorageCapacity":    "storage.k8s.io/v1",
+	"VolumeAttachment":      "storage.k8s.io/v1",
 }
 
 var deserializer = legacyscheme.Codecs.UniversalDeserializer()
@@ -316,10 +330,49 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 					return nil, &inputError{source: in.source, err: err}
 				}
 				c.PDBs = append(c.PDBs, o)
+			case *v1.PersistentVolumeClaim:
+				if err := addWorkload(in.source, "PersistentVolumeClaim", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
+				c.Storage = append(c.Storage, o)
+			case *storagev1.CSIStorageCapacity:
+				if err := addWorkload(in.source, "CSIStorageCapacity", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
+				c.Storage = append(c.Storage, o)
+			case *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode, *storagev1.CSIDriver, *storagev1.VolumeAttachment:
+				// Cluster-scoped: one per kind and name.
+				meta, kind := clusterScopedMeta(o)
+				if meta.Name == "" {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("%s without metadata.name", kind)}
+				}
+				key := kind + " " + meta.Name
+				if prev, dup := workloadKeys[key]; dup {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("duplicate %s (first in %s)", key, prev)}
+				}
+				workloadKeys[key] = in.source
+				c.Storage = append(c.Storage, o)
 			}
 		}
 	}
 	return c, nil
+}
+
+// clusterScopedMeta is the metadata and kind of a cluster-scoped storage object.
+func clusterScopedMeta(obj runtime.Object) (*metav1.ObjectMeta, string) {
+	switch o := obj.(type) {
+	case *v1.PersistentVolume:
+		return &o.ObjectMeta, "PersistentVolume"
+	case *storagev1.StorageClass:
+		return &o.ObjectMeta, "StorageClass"
+	case *storagev1.CSINode:
+		return &o.ObjectMeta, "CSINode"
+	case *storagev1.CSIDriver:
+		return &o.ObjectMeta, "CSIDriver"
+	case *storagev1.VolumeAttachment:
+		return &o.ObjectMeta, "VolumeAttachment"
+	}
+	return &metav1.ObjectMeta{}, fmt.Sprintf("%T", obj)
 }
 
 // decodeIncomingPod decodes the one Pod to be scheduled.

@@ -291,6 +291,8 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 	for _, o := range cluster.PDBs {
 		objs = append(objs, o)
 	}
+	// The volume plugins list and get claims, volumes, classes and CSI objects.
+	objs = append(objs, cluster.Storage...)
 	if cluster.Incoming != nil {
 		objs = append(objs, cluster.Incoming)
 	}
