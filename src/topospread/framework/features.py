@@ -26,3 +26,6 @@ class Features:
     enable_storage_capacity_scoring: bool = True
     """Beta, on by default since 1.37: VolumeBinding scores nodes (its PreScore no longer
     skips), so it reports a score — 0 for a pod without volumes — on every feasible node."""
+    enable_volume_limit_scaling: bool = True
+    """Beta, on by default since 1.37: NodeVolumeLimits rejects a node that lacks a CSI
+    driver whose CSIDriver sets ``preventPodSchedulingIfMissing``."""
