@@ -16,7 +16,9 @@
 * **StatefulSet** (``pkg/controller/statefulset``): pods ``<name>-<ordinal>``;
   OrderedReady creates one pod at a time in ordinal order and deletes from the highest
   ordinal down, waiting for every pod to be Running and Ready; Parallel does it all at
-  once; RollingUpdate replaces pods from the highest ordinal down, one at a time.
+  once; RollingUpdate replaces pods from the highest ordinal down, one at a time. A pod's
+  claims from ``volumeClaimTemplates`` are created before it and kept per the retention
+  policy (:mod:`.volumes`).
 * **Evictions** (``pkg/registry/core/pod/storage/eviction.go`` with the disruption
   controller's arithmetic): a pod may be evicted while every budget selecting it
   allows a disruption.
@@ -36,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import Enum
 from functools import cmp_to_key
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from topospread.model.objects import (
     IntOrString,
@@ -57,6 +59,9 @@ from .state import (
     ReplicaSetState,
     StatefulSetState,
 )
+
+if TYPE_CHECKING:
+    from .volumes import VolumeControllers
 
 __all__ = [
     "ALPHANUMS",
@@ -438,11 +443,19 @@ def _without_label(template: Pod, key: str) -> Pod:
 class Controllers:
     """The ReplicaSet, Deployment and StatefulSet controllers over one cluster state."""
 
-    def __init__(self, state: ClusterState, rng: random.Random, requeue: Requeue) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        rng: random.Random,
+        requeue: Requeue,
+        volumes: VolumeControllers,
+    ) -> None:
         self.state = state
         self.rng = rng
         self.requeue = requeue
         """Ask for another sync of a controller (the work queue)."""
+        self.volumes = volumes
+        """Claims of StatefulSet pods are created and re-owned through it."""
 
     def sync(self, owner: OwnerKey) -> None:
         """Run one sync of the controller ``owner`` (missing controllers are ignored)."""
@@ -798,6 +811,9 @@ class Controllers:
         for ordinal in condemned:
             if ordered and not all(r.ready for r in by_ordinal.values()):
                 return
+            # Under whenScaled: Delete the claims pass to the pod first, so that they go
+            # with it; otherwise they stay for a later scale-up to reuse.
+            self.volumes.set_claim_owners(ss, by_ordinal[ordinal].pod, scaled_down=True)
             self.state.delete_pod(by_ordinal[ordinal].key, f"scale-down of StatefulSet {name}")
             del by_ordinal[ordinal]
             if ordered:
@@ -835,7 +851,10 @@ class Controllers:
             node_name="",
             phase="Pending",
         )
-        self.state.create_pod(pod, owner, revision=ss.revision)
+        # The claims exist before the pod (CreateStatefulPod), then get their owners.
+        pod = self.volumes.stateful_set_pod(ss, pod, ordinal)
+        record = self.state.create_pod(pod, owner, revision=ss.revision)
+        self.volumes.set_claim_owners(ss, record.pod, scaled_down=False)
 
 
 class _Desc:

@@ -82,6 +82,15 @@ from topospread.model.objects import (
     StatefulSet,
     Taint,
 )
+from topospread.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 from topospread.model.taints import toleration_tolerates_taint
 from topospread.plugins import names
 from topospread.plugins.registry import in_tree_registry
@@ -124,6 +133,7 @@ from .state import (
     ReplicaSetState,
     StatefulSetState,
 )
+from .volumes import VolumeControllers
 
 __all__ = [
     "DEFAULT_MAX_EVENTS_PER_STEP",
@@ -198,12 +208,15 @@ class Simulator:
         self._name_rng = random.Random(seed)
         self._tie_rng = random.Random(f"{seed}/ties")
         self.state = ClusterState(self)
-        self.controllers = Controllers(self.state, self._name_rng, self._requeue)
+        self.volumes = VolumeControllers(self.state)
+        self.controllers = Controllers(self.state, self._name_rng, self._requeue, self.volumes)
         self.snapshot = Snapshot(())
         self.node_search = NodeSearch(self.configuration.percentage_of_nodes_to_score)
         """kube-scheduler's percentageOfNodesToScore and rotating start index."""
         self._frameworks: dict[str, Framework] | None = None
         self._listed: tuple[tuple[object, ...], ...] = ()
+        self._objects = ClusterObjects()
+        """What the frameworks list: workloads, budgets and the storage objects."""
         self._active: list[tuple[int, int, str, str]] = []
         """Heap of (-priority, enqueue sequence, pod key, uid)."""
         self._queued: dict[str, _Queued] = {}
@@ -438,6 +451,23 @@ class Simulator:
         elif isinstance(obj, ReplicationController):
             state.replication_controllers[key] = obj
             self._objects_changed()
+        elif isinstance(obj, PersistentVolumeClaim):
+            # Replaced as a new claim: the PV controller binds it again if it can.
+            self.state.claims.pop(key, None)
+            self.volumes.create_claim(obj, "applied")
+        elif isinstance(
+            obj,
+            PersistentVolume
+            | StorageClass
+            | CSINode
+            | CSIDriver
+            | CSIStorageCapacity
+            | VolumeAttachment,
+        ):
+            what = f"{type(obj).__name__} {obj.metadata.name} applied"
+            state.put_storage(obj, what)
+            # A new volume or class may be what an unbound claim was waiting for.
+            self.volumes.sync_all()
         else:
             self._notes.append(f"{type(obj).__name__} {obj.metadata.name}: not simulated")
 
@@ -613,6 +643,8 @@ class Simulator:
                 info.add_pod(record.pod)
             self._cluster_event()
             return
+        # The ephemeral volume controller creates the pod's claims before it is scheduled.
+        self.volumes.pod_created(record)
         self._queued[record.key] = _Queued(record)
         if record.pod.nominated_node_name:
             # The queue's Add: a pod created with status.nominatedNodeName keeps it.
@@ -632,6 +664,13 @@ class Simulator:
             if info is not None:
                 info.remove_pod(record.pod)
             self._cluster_event()
+        # The garbage collector: claims the pod owned go with it.
+        self.volumes.pod_deleted(record)
+
+    def storage_changed(self, what: str) -> None:
+        """A claim, volume or other storage object changed: logged, and pending pods retried."""
+        self._log("volume", detail=what)
+        self._cluster_event()
 
     def workload_changed(self, owner: OwnerKey) -> None:
         """A controller's pods changed: it syncs, and so does a Deployment above it."""
@@ -743,6 +782,9 @@ class Simulator:
         self._forget_nomination(record)
         if record.pod.nominated_node_name:
             record.pod = replace(record.pod, nominated_node_name="")
+        if record.pod.volumes:
+            # VolumeBinding's PreBind: claims bound or provisioned before the pod is bound.
+            self.volumes.pod_scheduled(record.pod, self.state.nodes[node], self._objects)
         self.state.bind(record, node)
         info = self.snapshot.get(node)
         assert info is not None
@@ -768,18 +810,40 @@ class Simulator:
         # The scheduler lists Services, RCs, ReplicaSets and StatefulSets (their selectors
         # are the default spread constraints' selectors); controllers create and replace
         # ReplicaSets at any time, so the lists are compared by identity every cycle.
-        listed = (
+        # Storage objects change as claims are bound and volumes provisioned: the same.
+        current = ClusterObjects(
             tuple(state.services.values()),
             tuple(state.replication_controllers.values()),
             tuple(rs.obj for rs in state.replica_sets.values()),
             tuple(ss.obj for ss in state.stateful_sets.values()),
+            persistent_volumes=tuple(state.volumes.values()),
+            persistent_volume_claims=tuple(state.claims.values()),
+            storage_classes=tuple(state.storage_classes.values()),
+            csi_nodes=tuple(state.csi_nodes.values()),
+            csi_drivers=tuple(state.csi_drivers.values()),
+            csi_storage_capacities=tuple(state.storage_capacities.values()),
+            volume_attachments=tuple(state.volume_attachments.values()),
+        )
+        listed = (
+            current.services,
+            current.replication_controllers,
+            current.replica_sets,
+            current.stateful_sets,
+            current.persistent_volumes,
+            current.persistent_volume_claims,
+            current.storage_classes,
+            current.csi_nodes,
+            current.csi_drivers,
+            current.csi_storage_capacities,
+            current.volume_attachments,
         )
         if self._frameworks is not None and not _same_objects(listed, self._listed):
             self._frameworks = None
         if self._frameworks is None:
             self._listed = listed
             self._budgets_in_use = self._live_budgets()
-            objects = ClusterObjects(*listed, pod_disruption_budgets=self._budgets_in_use)
+            objects = replace(current, pod_disruption_budgets=self._budgets_in_use)
+            self._objects = objects
             handle = Handle(self.snapshot, objects, self.configuration.parallelism)
             self._frameworks = {
                 profile.scheduler_name: Framework(profile, self.registry, handle, self.features)

@@ -1,4 +1,4 @@
-"""The simulated API server's objects: nodes, pods and the workloads that own them.
+"""The simulated API server's objects: nodes, pods, the workloads that own them and storage.
 
 Mutable on purpose (a simulation changes it thousands of times); every change goes
 through a method here, which tells the :class:`Listener` (the simulator) so that the
@@ -12,7 +12,10 @@ Simplifications, each documented where it matters:
   (:func:`topospread.model.defaulting.admit_pod`, the same for every pod topospread
   reads: ``matchLabelKeys`` merged into spread and affinity selectors, host-network
   ports, pod-level requests) and DefaultTolerationSeconds, which adds the 300 s
-  ``not-ready``/``unreachable`` NoExecute tolerations.
+  ``not-ready``/``unreachable`` NoExecute tolerations; a pod gets ``metadata.uid`` (the
+  owner of its ephemeral claims is named by it) unless it already has one;
+* storage objects (classes, volumes, claims, CSI objects) are held as the API server holds
+  them; what the volume controllers do with them is in :mod:`.volumes`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ from topospread.model.objects import (
     StatefulSet,
     Toleration,
 )
+from topospread.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 __all__ = [
     "TAINT_NOT_READY",
@@ -44,6 +56,7 @@ __all__ = [
     "PodRecord",
     "ReplicaSetState",
     "StatefulSetState",
+    "StorageObject",
     "admit_pod",
 ]
 
@@ -54,6 +67,17 @@ DEFAULT_TOLERATION_SECONDS = 300
 
 OwnerKey = tuple[str, str, str]
 """(kind, namespace, name) of a pod's controller."""
+
+StorageObject = (
+    PersistentVolume
+    | PersistentVolumeClaim
+    | StorageClass
+    | CSINode
+    | CSIDriver
+    | CSIStorageCapacity
+    | VolumeAttachment
+)
+"""The storage kinds a scenario may hold."""
 
 
 @dataclass(slots=True)
@@ -151,6 +175,10 @@ class Listener(Protocol):
         """A controller's spec changed: it must sync."""
         ...
 
+    def storage_changed(self, what: str) -> None:
+        """A storage object was created, changed or deleted; ``what`` says which and how."""
+        ...
+
 
 def admit_pod(pod: Pod) -> Pod:
     """The pod as the API server stores it on create (see the module docstring)."""
@@ -191,6 +219,14 @@ class ClusterState:
         self.services: dict[tuple[str, str], Service] = {}
         self.replication_controllers: dict[tuple[str, str], ReplicationController] = {}
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
+        # Storage, each kind in creation order (the listers' order); replaced in place.
+        self.storage_classes: dict[str, StorageClass] = {}
+        self.volumes: dict[str, PersistentVolume] = {}
+        self.claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
+        self.csi_nodes: dict[str, CSINode] = {}
+        self.csi_drivers: dict[str, CSIDriver] = {}
+        self.storage_capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
+        self.volume_attachments: dict[str, VolumeAttachment] = {}
         self._uid = 0
 
     def new_uid(self) -> str:
@@ -211,6 +247,10 @@ class ClusterState:
     def create_pod(self, pod: Pod, owner: OwnerKey | None, revision: str = "") -> PodRecord:
         """Admit and store a pod; the listener queues it for scheduling."""
         record = PodRecord(admit_pod(pod), self.new_uid(), self.now, owner, revision=revision)
+        if not record.pod.metadata.uid:
+            # The API server gives every pod a uid; the ephemeral volume controller names the
+            # pod by it as the owner of its claims, and VolumeBinding checks that owner.
+            record.pod = replace(record.pod, metadata=replace(record.pod.metadata, uid=record.uid))
         if pod.node_name:
             record.pod = replace(record.pod, phase="Running")
             record.ready_since = self.now
@@ -247,3 +287,40 @@ class ClusterState:
         found = [rs for rs in self.replica_sets.values() if rs.owner == owner]
         found.sort(key=lambda rs: (rs.created, rs.name))
         return found
+
+    # -- storage --------------------------------------------------------------------------
+
+    def put_storage(self, obj: StorageObject, what: str) -> None:
+        """Create or replace a storage object (by kind, namespace and name)."""
+        name, namespace = obj.metadata.name, obj.metadata.namespace
+        if isinstance(obj, PersistentVolumeClaim):
+            self.claims[(namespace, name)] = obj
+        elif isinstance(obj, PersistentVolume):
+            self.volumes[name] = obj
+        elif isinstance(obj, StorageClass):
+            self.storage_classes[name] = obj
+        elif isinstance(obj, CSINode):
+            self.csi_nodes[name] = obj
+        elif isinstance(obj, CSIDriver):
+            self.csi_drivers[name] = obj
+        elif isinstance(obj, CSIStorageCapacity):
+            self.storage_capacities[(namespace, name)] = obj
+        else:
+            self.volume_attachments[name] = obj
+        self.listener.storage_changed(what)
+
+    def delete_claim(self, namespace: str, name: str, why: str) -> PersistentVolumeClaim | None:
+        """Delete a claim at once (no finalizers: nothing here uses it any more)."""
+        claim = self.claims.pop((namespace, name), None)
+        if claim is not None:
+            self.listener.storage_changed(
+                f"PersistentVolumeClaim {namespace}/{name} deleted ({why})"
+            )
+        return claim
+
+    def delete_volume(self, name: str, why: str) -> PersistentVolume | None:
+        """Delete a PersistentVolume at once."""
+        volume = self.volumes.pop(name, None)
+        if volume is not None:
+            self.listener.storage_changed(f"PersistentVolume {name} deleted ({why})")
+        return volume
