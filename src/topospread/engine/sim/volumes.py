@@ -33,8 +33,8 @@ placement depends on it:
   reachable segment.
 * **The scheduler's PreBind** (VolumeBinding): when a pod is bound, its unbound
   ``WaitForFirstConsumer`` claims are bound to the volumes the plugin matched on that node
-  (:func:`volume_decisions`, upstream's ``findMatchingVolumes``: claims smallest request
-  first, each the smallest matching volume not already chosen) or provisioned there.
+  (the plugin's own :func:`~topospread.plugins.volumebinding.volume_decision`) or
+  provisioned there.
 * **Admission**: a claim without ``storageClassName`` gets the default StorageClass
   (``storageclass.kubernetes.io/is-default-class: "true"``; the newest when several), as
   the DefaultStorageClass admission plugin does.
@@ -51,11 +51,11 @@ Pure.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from fractions import Fraction
 from typing import Final
 
 from topospread.framework.node_info import ClusterObjects
-from topospread.model.nodeaffinity import match_node_selector_terms
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     CSIVolumeSource,
@@ -81,6 +81,12 @@ from topospread.model.storage import (
     PersistentVolumeClaim,
     StorageClass,
 )
+from topospread.plugins.volumebinding import volume_decision
+from topospread.plugins.volumebinding.binder import (
+    claim_class,
+    is_volume_bound_to_claim,
+    volume_class,
+)
 
 from .controllers import selector_matches
 from .state import ClusterState, PodRecord, StatefulSetState
@@ -90,8 +96,6 @@ __all__ = [
     "ANN_PROVISIONED_BY",
     "NO_PROVISIONER",
     "VolumeControllers",
-    "VolumeDecisions",
-    "claim_class",
     "claim_owner_references",
     "ephemeral_claim",
     "find_matching_volume",
@@ -99,7 +103,6 @@ __all__ = [
     "stateful_set_claim_name",
     "stateful_set_claims",
     "topology_segment",
-    "volume_decisions",
     "with_claim_volumes",
 ]
 
@@ -208,57 +211,26 @@ def ephemeral_claim(pod: Pod, volume: PodVolume) -> PersistentVolumeClaim:
     return PersistentVolumeClaim(meta, template.spec)
 
 
-# -- matching (component-helpers storage/volume) -------------------------------------------------
-
-
-def claim_class(claim: PersistentVolumeClaim) -> str:
-    """``GetPersistentVolumeClaimClass``: the beta annotation, else ``storageClassName``."""
-    beta = claim.metadata.annotations.get(BETA_STORAGE_CLASS_ANNOTATION)
-    if beta is not None:
-        return beta
-    return claim.spec.storage_class_name or ""
-
-
-def _volume_class(volume: PersistentVolume) -> str:
-    beta = volume.metadata.annotations.get(BETA_STORAGE_CLASS_ANNOTATION)
-    return beta if beta is not None else volume.storage_class_name
-
-
-def _bound_to(volume: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
-    # IsVolumeBoundToClaim: name and namespace match, and the uid when the ref has one.
-    ref = volume.claim_ref
-    if ref is None or ref.name != claim.name or ref.namespace != claim.namespace:
-        return False
-    return not ref.uid or ref.uid == claim.metadata.uid
-
-
-def _affinity_matches(volume: PersistentVolume, node: Node) -> bool:
-    # CheckNodeAffinity: no affinity fits every node; otherwise a term must match the
-    # node's labels.
-    if volume.node_affinity is None:
-        return True
-    return match_node_selector_terms(node, volume.node_affinity)[0]
+# -- the PV controller's matching ---------------------------------------------------------------
 
 
 def find_matching_volume(
     claim: PersistentVolumeClaim,
     volumes: Iterable[PersistentVolume],
-    node: Node | None,
-    excluded: frozenset[str] | set[str],
     *,
     delay_binding: bool,
 ) -> PersistentVolume | None:
-    """``FindMatchingVolume``: a volume pre-bound to the claim, else the smallest available
-    one of the claim's class that fits its request, volume mode, selector and — with a
-    node (the scheduler) — the node and the access modes. Without a node, a
-    ``WaitForFirstConsumer`` claim matches only a volume pre-bound to it."""
+    """``FindMatchingVolume`` as the PV controller calls it, without a node: a volume
+    pre-bound to the claim (it wins outright), else — unless the claim's class waits for
+    its first consumer, whose volumes the scheduler chooses — the smallest Available
+    volume of the claim's class that fits its request, volume mode, attributes class and
+    selector (access modes are not compared on this path, as upstream)."""
     request = claim.spec.storage_request.amount if claim.spec.storage_request is not None else 0
     wanted_class = claim_class(claim)
     best: PersistentVolume | None = None
+    best_size: Fraction | int = 0
     for volume in volumes:
-        if volume.name in excluded:
-            continue
-        if volume.claim_ref is not None and not _bound_to(volume, claim):
+        if volume.claim_ref is not None and not is_volume_bound_to_claim(volume, claim):
             continue
         size = volume.capacity.amount if volume.capacity is not None else 0
         if size < request or volume.volume_mode != claim.spec.volume_mode:
@@ -269,72 +241,19 @@ def find_matching_volume(
             continue
         if volume.metadata.deletion_timestamp is not None:
             continue
-        fits_node = node is None or _affinity_matches(volume, node)
-        if _bound_to(volume, claim):
-            return volume if fits_node else None
-        if node is None and delay_binding:
-            continue
-        if volume.phase != "Available":
+        if is_volume_bound_to_claim(volume, claim):
+            return volume
+        if delay_binding or volume.phase != "Available":
             continue
         if claim.spec.selector is not None and not selector_matches(
             claim.spec.selector, volume.metadata.labels
         ):
             continue
-        if _volume_class(volume) != wanted_class or not fits_node:
+        if volume_class(volume) != wanted_class:
             continue
-        if node is not None and not set(claim.spec.access_modes) <= set(volume.access_modes):
-            continue
-        if best is None or (best.capacity.amount if best.capacity else 0) > size:
-            best = volume
+        if best is None or best_size > size:
+            best, best_size = volume, size
     return best
-
-
-# -- the scheduler's decisions -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class VolumeDecisions:
-    """What VolumeBinding's PreBind does for a pod on a node."""
-
-    bindings: tuple[tuple[PersistentVolumeClaim, PersistentVolume], ...] = ()
-    """Static bindings: (claim, the volume matched for it)."""
-    provisionings: tuple[PersistentVolumeClaim, ...] = ()
-    """Claims to provision on the node (``selected-node`` annotation)."""
-
-
-def volume_decisions(pod: Pod, node: Node, objects: ClusterObjects) -> VolumeDecisions:
-    """The claims of ``pod`` VolumeBinding binds or provisions when it places the pod on
-    ``node``: its unbound claims of ``WaitForFirstConsumer`` classes, smallest request
-    first (``findMatchingVolumes``), each to the smallest matching volume not chosen
-    already, else to provisioning. Bound and missing claims are left alone; the Filter
-    has already checked that this node can take them."""
-    unbound: list[PersistentVolumeClaim] = []
-    for volume in pod.volumes:
-        name = volume.claim_for(pod.name)
-        if name is None:
-            continue
-        claim = objects.persistent_volume_claim(pod.namespace, name)
-        if claim is None or claim.spec.volume_name:
-            continue
-        storage_class = objects.storage_class(claim_class(claim))
-        if storage_class is not None and storage_class.volume_binding_mode == (
-            WAIT_FOR_FIRST_CONSUMER
-        ):
-            unbound.append(claim)
-    unbound.sort(key=lambda c: c.spec.storage_request.amount if c.spec.storage_request else 0)
-    chosen: set[str] = set()
-    bindings: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
-    provisionings: list[PersistentVolumeClaim] = []
-    for claim in unbound:
-        found = find_matching_volume(
-            claim, objects.persistent_volumes, node, chosen, delay_binding=True
-        )
-        if found is None:
-            provisionings.append(claim)
-        else:
-            chosen.add(found.name)
-            bindings.append((claim, found))
-    return VolumeDecisions(tuple(bindings), tuple(provisionings))
 
 
 # -- topology of provisioned volumes -------------------------------------------------------------
@@ -466,7 +385,7 @@ class VolumeControllers:
         """Delete a claim; its provisioned volume is deleted, a static one released."""
         self.state.delete_claim(claim.namespace, claim.name, why)
         volume = self.state.volumes.get(claim.spec.volume_name)
-        if volume is None or not _bound_to(volume, claim):
+        if volume is None or not is_volume_bound_to_claim(volume, claim):
             return
         if ANN_PROVISIONED_BY in volume.metadata.annotations:
             self.state.delete_volume(volume.name, f"its claim {claim.key} was deleted")
@@ -480,8 +399,9 @@ class VolumeControllers:
         """VolumeBinding's PreBind for ``pod`` on ``node``, then the controllers' reaction:
         matched volumes get the claim's reference, claims to provision the selected node;
         the PV controller and the provisioner then bind each claim."""
-        decisions = volume_decisions(pod, node, objects)
-        for claim, volume in decisions.bindings:
+        decision = volume_decision(objects, pod, node)
+        for binding in decision.static_bindings:
+            claim, volume = binding.pvc, binding.pv
             annotations = {**volume.metadata.annotations, ANN_BOUND_BY_CONTROLLER: "yes"}
             ref = ClaimReference(claim.name, claim.namespace, claim.metadata.uid)
             self.state.put_storage(
@@ -493,7 +413,8 @@ class VolumeControllers:
                 f"PersistentVolume {volume.name} chosen for {claim.key} on node {node.name}",
             )
             self._sync_key(claim.namespace, claim.name)
-        for claim in decisions.provisionings:
+        for provision in decision.dynamic_provisions:
+            claim = provision.pvc
             current = self.state.claims.get((claim.namespace, claim.name), claim)
             annotations = {**current.metadata.annotations, ANN_SELECTED_NODE: node.name}
             selected = replace(current, metadata=replace(current.metadata, annotations=annotations))
@@ -523,7 +444,9 @@ class VolumeControllers:
         if claim.spec.volume_name:
             # Pre-bound by the user to a volume: bind when that volume is free for it.
             volume = volumes.get(claim.spec.volume_name)
-            if volume is not None and (volume.claim_ref is None or _bound_to(volume, claim)):
+            if volume is not None and (
+                volume.claim_ref is None or is_volume_bound_to_claim(volume, claim)
+            ):
                 self._bind(claim, volume, by_controller=False)
             return
         storage_class = self.state.storage_classes.get(claim_class(claim))
@@ -531,9 +454,7 @@ class VolumeControllers:
             storage_class is not None
             and storage_class.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER
         )
-        found = find_matching_volume(
-            claim, volumes.values(), None, frozenset(), delay_binding=delay
-        )
+        found = find_matching_volume(claim, volumes.values(), delay_binding=delay)
         if found is not None:
             self._bind(claim, found, by_controller=True)
             return
@@ -602,7 +523,7 @@ class VolumeControllers:
     ) -> None:
         # bindVolumeToClaim then bindClaimToVolume: the volume's claimRef and phase, then
         # the claim's volumeName, phase and annotations.
-        if not _bound_to(volume, claim) or volume.phase != "Bound":
+        if not is_volume_bound_to_claim(volume, claim) or volume.phase != "Bound":
             annotations = dict(volume.metadata.annotations)
             if volume.claim_ref is None:
                 annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
