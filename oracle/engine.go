@@ -149,6 +149,10 @@ func explainInput(in scenarioInput) (*Result, error) {
 	if err := admitPriorities(cluster.PriorityClasses, []*v1.Pod{pod}); err != nil {
 		return nil, &inputError{source: in.podSource, err: err}
 	}
+	nominated, err := nominatedPods(in.clusterDocs)
+	if err != nil {
+		return nil, err
+	}
 	configSource := in.configSource
 	if in.configData == nil {
 		configSource = "default configuration"
@@ -157,11 +161,22 @@ func explainInput(in scenarioInput) (*Result, error) {
 	if err != nil {
 		return nil, &inputError{source: configSource, err: err}
 	}
+	// Only the pods of this scheduler's profiles reach its queue (responsibleForPod).
+	served := nominated[:0]
+	for _, p := range nominated {
+		if _, err := profileFor(cfg, p.Spec.SchedulerName); err == nil {
+			served = append(served, p)
+		}
+	}
+	nominated = served
+	if err := admitPriorities(cluster.PriorityClasses, nominated); err != nil {
+		return nil, &inputError{source: "cluster", err: err}
+	}
 	prof, err := profileFor(cfg, pod.Spec.SchedulerName)
 	if err != nil {
 		return nil, &inputError{source: in.podSource, err: err}
 	}
-	return explain(cluster, pod, cfg, prof, configSource)
+	return explain(cluster, nominated, pod, cfg, prof, configSource)
 }
 
 // noNominatedPods is the scheduling queue's view of nominated pods when there are none.
@@ -173,9 +188,10 @@ func (noNominatedPods) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)    
 func (noNominatedPods) NominatedPodsForNode(string) []fwk.PodInfo                     { return nil }
 
 // explain runs one scheduling attempt for pod on cluster with the given profile,
-// evaluating every node, and reports per-node verdicts. configSource names
-// the configuration in error messages.
-func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfiguration, prof *config.KubeSchedulerProfile, configSource string) (*Result, error) {
+// evaluating every node, and reports per-node verdicts. nominated are the pending
+// pods the scheduling queue's nominator holds. configSource names the configuration
+// in error messages.
+func explain(cluster *Cluster, nominated []*v1.Pod, pod *v1.Pod, cfg *config.KubeSchedulerConfiguration, prof *config.KubeSchedulerProfile, configSource string) (*Result, error) {
 	logger := contextLogger()
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	defer cancel()
@@ -189,6 +205,15 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 			p.UID = types.UID(fmt.Sprintf("oracle-pod-%d", i))
 		}
 	}
+	for i, p := range nominated {
+		if p.UID == "" {
+			p.UID = types.UID(fmt.Sprintf("oracle-nominated-%d", i))
+		}
+	}
+	nominator, err := newPodNominator(nominated)
+	if err != nil {
+		return nil, &inputError{source: "cluster", err: err}
+	}
 
 	cluster.Incoming = pod
 	h, stop, err := startScheduler(ctx, cluster, cfg, prof)
@@ -200,6 +225,9 @@ func explain(cluster *Cluster, pod *v1.Pod, cfg *config.KubeSchedulerConfigurati
 		return nil, err
 	}
 	defer stop()
+	if len(nominated) > 0 {
+		h.fw.SetPodNominator(nominator)
+	}
 
 	res := &Result{
 		Pod:               pod.Namespace + "/" + pod.Name,

@@ -1,3 +1,10 @@
+// math/rand's global generator honours rand.Seed (Go 1.24 made it a no-op by default):
+// `oracle batch --seed N` fixes upstream's own random choices (DefaultPreemption's
+// candidate offset), so that a run can be repeated, or re-run with other seeds to
+// tell upstream's randomness from a disagreement.
+
+//go:debug randseednop=0
+
 // Command oracle answers the question "where would kube-scheduler put this
 // pod, and why?" by running the real upstream scheduler framework (imported
 // as a Go module, see go.mod) on a cluster described by ordinary Kubernetes
@@ -18,7 +25,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -29,11 +38,13 @@ const usageText = `usage:
       multi-document, List kinds). Bad input: one line on stderr, exit 2.
   oracle version
       Print the upstream Kubernetes version and the effective feature gates.
-  oracle batch
+  oracle batch [--seed N]
       Read one JSON request per line on stdin:
         {"id": ..., "cluster": [objects], "pod": {pod}, "config": {cfg} | null}
       and write one JSON line per request on stdout:
         {"id": ..., "result": {...}} or {"id": ..., "error": "..."}
+      --seed N seeds math/rand (upstream's random preemption offset) before
+      the first request; without it the choice is random, as in kube-scheduler.
   oracle bench [--input FILE] [--placements FILE] [--parallelism N]
       Read one workload (JSON: {"name", "cluster": [objects], "pods": [pods
       to place], "config": {cfg} | null}) from FILE or stdin, schedule the
@@ -63,8 +74,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "explain":
 		return runExplain(args[1:], stdout, stderr)
 	case "batch":
-		if len(args) > 1 {
-			fmt.Fprintf(stderr, "oracle: batch: unexpected arguments %q\n", args[1:])
+		rest := args[1:]
+		if len(rest) == 2 && rest[0] == "--seed" {
+			seed, err := strconv.ParseInt(rest[1], 10, 64)
+			if err != nil {
+				fmt.Fprintf(stderr, "oracle: batch: --seed: %v\n", err)
+				return exitBadInput
+			}
+			rand.Seed(seed) //nolint:staticcheck // deliberately the global generator upstream draws from
+			rest = nil
+		}
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "oracle: batch: unexpected arguments %q\n", rest)
 			return exitBadInput
 		}
 		if err := runBatch(stdin, stdout); err != nil {

@@ -38,6 +38,7 @@ from topospread.testing.scenarios import (
 from topospread.testing.scenarios import (
     draw_scenarios as scenario_stream,
 )
+from topospread.testing.wide import draw_wide_scenarios as wide_scenario_stream
 
 REPO = Path(__file__).resolve().parents[2]
 ORACLE_DIR = REPO / "oracle"
@@ -118,10 +119,13 @@ class Oracle:
     binary: Path
     description: str
 
-    def run(self, requests: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        """Responses (``result`` or ``error``) by request id."""
+    def run(
+        self, requests: Sequence[dict[str, Any]], seed: int | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Responses (``result`` or ``error``) by request id. ``seed`` fixes upstream's own
+        random choices (``oracle batch --seed``); None leaves them random, as upstream."""
         process = subprocess.Popen(
-            [str(self.binary), "batch"],
+            [str(self.binary), "batch", *(["--seed", str(seed)] if seed is not None else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -205,6 +209,18 @@ def draw_full_scenarios(seed: int, count: int) -> list[Scenario]:
     return drawn
 
 
+def draw_wide_scenarios(seed: int, count: int, start: int = 0) -> list[Scenario]:
+    """Wide scenarios ``start`` .. ``start + count - 1`` of the stream for ``seed``."""
+    if start == 0:
+        drawn = wide_scenario_stream(seed, count)
+    else:
+        from topospread.testing.wide import draw_wide_scenario
+
+        drawn = [draw_wide_scenario(seed, index) for index in range(start, start + count)]
+    assert len(drawn) == count, f"drew {len(drawn)} scenarios, not {count}"
+    return drawn
+
+
 # -- comparing ---------------------------------------------------------------------------------
 
 
@@ -227,6 +243,11 @@ class Comparison:
     disagreements: list[Disagreement] = field(default_factory=list)
     preemption_only: list[Disagreement] = field(default_factory=list)
     """Disagreements only in the preemption text (not failures unless PREEMPTION_COMPARED)."""
+    upstream_random: list[Disagreement] = field(default_factory=list)
+    """Disagreements where the oracle itself, run again, answered differently in every
+    field that disagrees (see :func:`upstream_randomness`); not failures."""
+    reruns: int = 0
+    """Scenarios run through the oracle again to look for upstream randomness."""
 
     def report(self, replay: str) -> str:
         first = self.disagreements[0]
@@ -260,8 +281,64 @@ def save_regression(disagreement: Disagreement, seed: int) -> Path:
     return path
 
 
-def compare(oracle: Oracle, drawn: Sequence[Scenario], seed: int) -> Comparison:
-    """Run every scenario through both engines; save the first few disagreements."""
+RERUN_SEEDS = (1, 2, 3, 4, 5)
+"""``oracle batch --seed`` values a disagreeing scenario is run again with."""
+
+
+def _differing_fields(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """The compared fields (per node: ``node:<name>``) in which two results differ."""
+    fields = {
+        key
+        for key in ("pod", "selectedNode", "tiedNodes", "message", "nominatedNodeShortcut")
+        if a.get(key) != b.get(key)
+    }
+    if (a.get("preemption") or None) != (b.get("preemption") or None):
+        fields.add("preemption")
+    nodes_a = {n["name"]: n for n in a.get("nodes", [])}
+    nodes_b = {n["name"]: n for n in b.get("nodes", [])}
+    if list(nodes_a) != list(nodes_b):
+        fields.add("node list")
+    fields.update(f"node:{name}" for name in nodes_a if nodes_a[name] != nodes_b.get(name))
+    return fields
+
+
+def upstream_randomness(
+    python: dict[str, Any], answers: Sequence[dict[str, Any]]
+) -> tuple[bool, set[str]]:
+    """Whether a disagreement is explained by upstream's own randomness, and in which fields
+    the oracle's answers differ among themselves.
+
+    ``answers`` are the oracle's results for one scenario from several runs (different
+    ``--seed``s). The disagreement is upstream's randomness only if the oracle's answers
+    differ between runs *and* topospread either gives one of them or differs from the
+    first only in fields where the answers themselves vary. Nothing else is tolerated."""
+    varying: set[str] = set()
+    for other in answers[1:]:
+        varying |= _differing_fields(answers[0], other)
+    if not varying:
+        return False, varying
+    ours = {k: v for k, v in python.items() if not k.startswith("_")}
+    if any(not differences(python, a) for a in answers):
+        return True, varying
+    return _differing_fields(ours, answers[0]) <= varying, varying
+
+
+def compare(
+    oracle: Oracle,
+    drawn: Sequence[Scenario],
+    seed: int,
+    *,
+    rerun: bool = False,
+    start: int = 0,
+    save: int = MAX_SAVED,
+) -> Comparison:
+    """Run every scenario through both engines; save the first few disagreements.
+
+    ``rerun``: a disagreeing scenario goes through the oracle again with each of
+    :data:`RERUN_SEEDS`; if upstream's own answers differ between runs in every field
+    that disagrees, it is counted in ``upstream_random`` instead (never saved).
+    ``start`` numbers the scenarios (``drawn[0]`` is scenario #start of the seed);
+    ``save`` is how many disagreements are written to ``regressions/``."""
     started = time.monotonic()
     requests = [scenario.request(str(i)) for i, scenario in enumerate(drawn)]
     outcome: dict[str, Any] = {}
@@ -303,14 +380,46 @@ def compare(oracle: Oracle, drawn: Sequence[Scenario], seed: int) -> Comparison:
             and not isinstance(mine, str)
             and differ_only_in_preemption(mine, theirs)
         ):
-            comparison.preemption_only.append(Disagreement(index, scenario, theirs, lines))
+            comparison.preemption_only.append(Disagreement(start + index, scenario, theirs, lines))
         elif lines:
-            disagreement = Disagreement(index, scenario, theirs, lines)
-            if len(comparison.disagreements) < MAX_SAVED:
-                disagreement.saved = save_regression(disagreement, seed)
-            comparison.disagreements.append(disagreement)
+            comparison.disagreements.append(Disagreement(start + index, scenario, theirs, lines))
+    if rerun and comparison.disagreements:
+        _look_for_upstream_randomness(oracle, comparison, ours, start)
+    for disagreement in comparison.disagreements[:save]:
+        disagreement.saved = save_regression(disagreement, seed)
     comparison.seconds = time.monotonic() - started
     return comparison
+
+
+def _look_for_upstream_randomness(
+    oracle: Oracle, comparison: Comparison, ours: Sequence[Any], start: int
+) -> None:
+    suspects = [d for d in comparison.disagreements if d.upstream is not None]
+    requests = [d.scenario.request(str(d.index)) for d in suspects]
+    comparison.reruns += len(requests)
+    runs = [oracle.run(requests, seed=rerun_seed) for rerun_seed in RERUN_SEEDS]
+    kept = [d for d in comparison.disagreements if d.upstream is None]
+    for d in suspects:
+        answers = [d.upstream]
+        for responses in runs:
+            response = responses[str(d.index)]
+            if "result" in response:
+                answers.append(upstream_result(response["result"]))
+        mine = ours[d.index - start]
+        random_, varying = (
+            (False, set())
+            if isinstance(mine, str)
+            else upstream_randomness(mine, [a for a in answers if a is not None])
+        )
+        if random_:
+            d.lines = [f"upstream varies between runs in: {', '.join(sorted(varying))}", *d.lines]
+            comparison.upstream_random.append(d)
+        else:
+            if varying:
+                d.lines.append(f"(upstream also varies in: {', '.join(sorted(varying))})")
+            kept.append(d)
+    kept.sort(key=lambda d: d.index)
+    comparison.disagreements = kept
 
 
 @dataclass(frozen=True)
@@ -330,8 +439,20 @@ class Differential:
         return draw_full_scenarios(seed, count)
 
     @staticmethod
-    def compare(oracle: Oracle, drawn: Sequence[Scenario], seed: int) -> Comparison:
-        return compare(oracle, drawn, seed)
+    def draw_wide(seed: int, count: int, start: int = 0) -> list[Scenario]:
+        return draw_wide_scenarios(seed, count, start)
+
+    @staticmethod
+    def compare(
+        oracle: Oracle,
+        drawn: Sequence[Scenario],
+        seed: int,
+        *,
+        rerun: bool = False,
+        start: int = 0,
+        save: int = MAX_SAVED,
+    ) -> Comparison:
+        return compare(oracle, drawn, seed, rerun=rerun, start=start, save=save)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,538 @@
+"""The wide differential stream (issue 12, item 6): what the full-profile stream never
+reaches, drawn on top of its building blocks.
+
+* clusters of 1 to 500 nodes, weighted so that the average scenario stays affordable
+  (:data:`NODE_COUNT_BUCKETS`; most scenarios are small, a few are large);
+* up to 8 topology spread constraints over the usual keys and arbitrary ones, with odd but
+  valid label keys and values (maximum-length prefixes, names and values, dots, dashes,
+  underscores, one-character keys, the empty value);
+* many Namespaces, labelled, and pods spread over them; namespaceSelectors;
+* PodDisruptionBudgets (several, some covering the same pods), pods with equal or missing
+  ``startTime``, priorities, ``preemptionPolicy: Never``;
+* pending pods nominated to nodes (``status.nominatedNodeName``), which the scheduler's
+  nominator hands to every Filter on that node;
+* everything :func:`topospread.testing.scenarios._issue_12_cases` draws (host network,
+  pod-level resources, PriorityClasses, a nominated incoming pod, crowded nodes, inline
+  disks, declared features);
+* configurations with several profiles (the pod picks one by ``schedulerName``), plugins
+  disabled at one extension point or everywhere, custom score weights, and
+  ``percentageOfNodesToScore`` globally and per profile.
+
+Scenario *i* of seed *s* is drawn from ``random.Random(f"{WIDE_STREAM}:{s}:{i}")``, the
+same way as the other streams (see :func:`topospread.testing.scenarios._independent_draw`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from topospread.errors import ConfigError
+from topospread.framework.config.decode import decode_configuration
+from topospread.model.decode import decode_documents
+from topospread.model.objects import Pod
+from topospread.model.validation import validate_object, validate_pod
+from topospread.testing.scenarios import (
+    HOSTNAME,
+    IMAGE_SIZES,
+    NODE_IMAGE_NAMES,
+    TOPOLOGY_KEYS,
+    ZONE,
+    Scenario,
+    _full_node,
+    _independent_draw,
+    _issue_12_cases,
+    _sample,
+    _valid,
+    full_assigned_pods,
+    full_configurations,
+    full_incoming_pods,
+    full_pod_spec,
+    merge_match_label_keys,
+    workload_objects,
+)
+
+__all__ = [
+    "NODE_COUNT_BUCKETS",
+    "ODD_KEYS",
+    "ODD_VALUES",
+    "WIDE_STREAM",
+    "draw_wide_scenario",
+    "draw_wide_scenarios",
+    "wide_configurations",
+    "wide_scenarios",
+]
+
+Obj = dict[str, Any]
+
+WIDE_STREAM = "topospread-wide-scenario"
+"""Wide scenario *i* of seed *s* comes from ``random.Random(f"{WIDE_STREAM}:{s}:{i}")``."""
+
+NODE_COUNT_BUCKETS: tuple[tuple[int, int, int], ...] = (
+    # (weight, fewest nodes, most nodes): small clusters decide as often as before, the
+    # large ones reach percentageOfNodesToScore's threshold (100) and preemption's
+    # numCandidates (100) without making the average scenario expensive.
+    (55, 1, 12),
+    (25, 13, 49),
+    (14, 50, 149),
+    (6, 150, 500),
+)
+_NODE_BUCKETS = tuple(
+    (low, high) for weight, low, high in NODE_COUNT_BUCKETS for _ in range(weight)
+)
+
+_PREFIX_253 = ".".join(("a" * 63, "b" * 63, "c" * 63, "d" * 61))
+_NAME_63 = "Z" + "-_." * 20 + "z"
+ODD_KEYS = (
+    "example.com/rack-row",
+    "k8s.io.x-y/Zone_1.a",
+    f"{_PREFIX_253}/{_NAME_63}",
+    "a",
+)
+"""Topology keys besides the usual four: a prefix, dots and dashes, the longest valid
+key (a 253-character prefix and a 63-character name), a one-character key."""
+ODD_VALUES = ("", "0", "Z", "a-b_c.d", "x" * 63, "A" * 62 + "9", "ip-10-0-0-1.ec2.internal")
+"""Label values: empty, one character, every allowed punctuation, the longest valid."""
+WIDE_KEYS = (*TOPOLOGY_KEYS, *ODD_KEYS)
+
+WIDE_NAMESPACES = ("default", "ns1", "ns2", "kube-system", "team-a", "team-b", "n" * 63, "a-b-c")
+_NAMESPACE_LABELS: tuple[Obj, ...] = (
+    {},
+    {"team": "x"},
+    {"team": "y"},
+    {"team": "x", "env": "prod"},
+    {"env": "prod"},
+    {"example.com/rack-row": "x" * 63},
+)
+_NAMESPACE_SELECTORS: tuple[Obj, ...] = (
+    {},
+    {"matchLabels": {"team": "x"}},
+    {"matchExpressions": [{"key": "team", "operator": "In", "values": ["x", "y"]}]},
+    {"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]},
+    {"matchLabels": {"kubernetes.io/metadata.name": "team-a"}},
+    {"matchLabels": {"example.com/rack-row": "x" * 63}},
+)
+_POD_ODD_LABEL = "example.com/rack-row"
+_STARTS = ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-03-01T12:00:00Z", None)
+_PDB_SELECTORS: tuple[Obj, ...] = (
+    {"matchLabels": {"app": "web"}},
+    {"matchLabels": {"app": "db"}},
+    {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+    {"matchLabels": {"tier": "fe"}},
+    {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe", "be"]}]},
+    {},
+)
+_PROFILE_NAMES = ("default-scheduler", "second", "x" * 63)
+_DISABLEABLE = (
+    "TaintToleration",
+    "NodeAffinity",
+    "NodeResourcesFit",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "InterPodAffinity",
+    "PodTopologySpread",
+    "NodePorts",
+    "NodeUnschedulable",
+    "DefaultPreemption",
+    "VolumeRestrictions",
+    "NodeDeclaredFeatures",
+)
+_POINTS = (
+    "multiPoint",
+    "multiPoint",
+    "filter",
+    "score",
+    "score",
+    "postFilter",
+    "preScore",
+    "preFilter",
+)
+"""Where a plugin is disabled: mostly everywhere or where it decides; rarely only at
+PreFilter / PreScore, which upstream answers with an Error at Filter / Score."""
+_PERCENTAGES = (None, None, None, 0, 1, 5, 30, 50, 100)
+
+
+@functools.cache
+def _ints(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.integers(low, high)
+
+
+def _pick(draw: st.DrawFn, options: tuple[Obj, ...]) -> Obj:
+    """One of ``options`` (dicts are not hashable, so not through the cached samplers)."""
+    return options[draw(_ints(0, len(options) - 1))]
+
+
+# -- nodes ---------------------------------------------------------------------------------
+
+
+def _node_names(count: int) -> tuple[str, ...]:
+    if count <= 12:
+        return tuple(f"n{i}" for i in range(count))  # the other streams' names
+    width = len(str(count - 1))
+    return tuple(f"node-{i:0{width}d}.example" for i in range(count))
+
+
+def _wide_nodes(draw: st.DrawFn, names: tuple[str, ...], tight: bool) -> list[Obj]:
+    sizes = {image[0]: draw(_sample(IMAGE_SIZES)) for image in NODE_IMAGE_NAMES}
+    # Few domains per odd key, so that they tie and collide as the usual ones do.
+    alphabets = {
+        key: tuple(draw(st.lists(_sample(ODD_VALUES), min_size=1, max_size=3))) for key in ODD_KEYS
+    }
+    big = len(names) > 12
+    result = []
+    for name in names:
+        node = _full_node(draw, name, names[:12], tight, sizes)
+        labels = node["metadata"]["labels"]
+        if big and labels.get(HOSTNAME) in names[:12] and labels[HOSTNAME] != name:
+            labels[HOSTNAME] = name
+        if big and ZONE in labels:
+            # More zones in larger clusters (z0..z9), still with "" and missing ones.
+            labels[ZONE] = draw(_sample(("a", "b", "c", "z3", "z4", "z5", "")))
+        for key in ODD_KEYS:
+            if draw(_ints(0, 3)) > 0:
+                labels[key] = draw(_sample(alphabets[key]))
+        result.append(node)
+    return result
+
+
+# -- pods ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _odd_selector_values() -> st.SearchStrategy[list[str]]:
+    return st.lists(_sample(ODD_VALUES), min_size=1, max_size=2, unique=True)
+
+
+@st.composite
+def _wide_selector(draw: st.DrawFn, labels: dict[str, str]) -> Obj | None:
+    kind = draw(_sample(("own", "own", "own", "odd", "empty", "nil", "app")))
+    if kind == "nil":
+        return None
+    if kind == "empty":
+        return {}
+    if kind == "app":
+        return {"matchLabels": {"app": draw(_sample(("web", "db")))}}
+    if kind == "odd":
+        operator = draw(_sample(("In", "NotIn", "Exists", "DoesNotExist")))
+        expression: Obj = {"key": _POD_ODD_LABEL, "operator": operator}
+        if operator in ("In", "NotIn"):
+            expression["values"] = draw(_odd_selector_values())
+        return {"matchExpressions": [expression]}
+    if not labels:
+        return {}
+    keys = draw(st.lists(_sample(tuple(labels)), min_size=1, max_size=2, unique=True))
+    return {"matchLabels": {k: labels[k] for k in keys}}
+
+
+@st.composite
+def wide_spread_constraints(draw: st.DrawFn, labels: dict[str, str]) -> list[Obj]:
+    """1-8 constraints, (topologyKey, whenUnsatisfiable) unique, over every key."""
+    count = draw(_sample((1, 1, 2, 2, 3, 4, 5, 8)))
+    pairs = draw(
+        st.lists(
+            st.tuples(_sample(WIDE_KEYS), _sample(("DoNotSchedule", "ScheduleAnyway"))),
+            min_size=1,
+            max_size=count,
+            unique=True,
+        )
+    )
+    result = []
+    for key, action in pairs:
+        constraint: Obj = {
+            "maxSkew": draw(_sample((1, 1, 1, 2, 3, 7))),
+            "topologyKey": key,
+            "whenUnsatisfiable": action,
+        }
+        selector = draw(_wide_selector(labels))
+        if selector is not None:
+            constraint["labelSelector"] = selector
+        if action == "DoNotSchedule" and draw(_ints(0, 3)) == 0:
+            constraint["minDomains"] = draw(_sample((1, 2, 3, 5, 40)))
+        for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            value = draw(_sample((None, None, "Honor", "Ignore")))
+            if value is not None:
+                constraint[policy] = value
+        if selector is not None and draw(_ints(0, 4)) == 0:
+            used = set(selector.get("matchLabels", {})) | {
+                e["key"] for e in selector.get("matchExpressions", [])
+            }
+            free = tuple(k for k in (*labels, "absent-key") if k not in used)
+            if free:
+                constraint["matchLabelKeys"] = draw(
+                    st.lists(_sample(free), min_size=1, max_size=2, unique=True)
+                )
+        result.append(constraint)
+    return result
+
+
+def _with_odd_label(draw: st.DrawFn, pod: Obj) -> None:
+    if draw(_ints(0, 2)) == 0:
+        pod["metadata"].setdefault("labels", {})[_POD_ODD_LABEL] = draw(_sample(ODD_VALUES))
+
+
+# -- the rest of the cluster ---------------------------------------------------------------
+
+
+def _namespaces(draw: st.DrawFn, used: tuple[str, ...]) -> list[Obj]:
+    objects = []
+    for name in used:
+        if name != "default" and draw(_ints(0, 9)) == 0:
+            continue  # a namespace the cluster does not list (pods may still name it)
+        metadata: Obj = {"name": name}
+        labels = dict(_pick(draw, _NAMESPACE_LABELS))
+        if labels:
+            metadata["labels"] = labels
+        objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+    return objects
+
+
+def _budgets(draw: st.DrawFn, namespaces: tuple[str, ...]) -> list[Obj]:
+    budgets = []
+    for index in range(draw(_sample((0, 0, 1, 2, 3, 4)))):
+        spec: Obj = {"selector": copy.deepcopy(_pick(draw, _PDB_SELECTORS))}
+        if draw(_BOOLS):
+            spec["minAvailable"] = draw(_sample((1, 2, "50%")))
+        else:
+            spec["maxUnavailable"] = draw(_sample((0, 1, "25%")))
+        allowed = draw(_sample((0, 0, 1, 1, 2, 5)))
+        status: Obj = {
+            "disruptionsAllowed": allowed,
+            "currentHealthy": 3,
+            "desiredHealthy": 2,
+            "expectedPods": 3,
+            "observedGeneration": 1,
+        }
+        budgets.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {
+                    "name": f"pdb{index}",
+                    "namespace": draw(_sample(namespaces)),
+                    "generation": 1,
+                },
+                "spec": spec,
+                "status": status,
+            }
+        )
+    return budgets
+
+
+_BOOLS = st.booleans()
+
+
+def _nominated_pods(
+    draw: st.DrawFn, names: tuple[str, ...], namespaces: tuple[str, ...]
+) -> list[Obj]:
+    pods = []
+    for index in range(draw(_sample((1, 1, 2, 3, 5)))):
+        spec = copy.deepcopy(draw(full_pod_spec()))
+        spec["priority"] = draw(_sample((0, 100, 1000, 5000)))
+        namespace = draw(_sample(namespaces))
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"nominated{index}",
+                    "namespace": namespace,
+                    "uid": f"uid-{namespace}-nominated{index}",
+                    "labels": {"app": draw(_sample(("web", "db"))), "tier": "fe"},
+                },
+                "spec": spec,
+                "status": {"phase": "Pending", "nominatedNodeName": draw(_sample(names))},
+            }
+        )
+    return pods
+
+
+# -- configurations ------------------------------------------------------------------------
+
+
+@st.composite
+def wide_configurations(draw: st.DrawFn) -> tuple[Obj | None, tuple[str, ...]]:
+    """A configuration (None: the default one) and the schedulerNames it serves."""
+    if draw(_ints(0, 4)) == 0:
+        return None, ("default-scheduler",)
+    count = draw(_sample((1, 1, 2, 2, 3)))
+    profiles = []
+    for index in range(count):
+        base = draw(full_configurations())
+        profile: Obj = (
+            copy.deepcopy(base["profiles"][0])
+            if base is not None
+            else {"schedulerName": "default-scheduler"}
+        )
+        profile["schedulerName"] = _PROFILE_NAMES[index]
+        plugins = profile.setdefault("plugins", {})
+        for _ in range(draw(_sample((0, 0, 1, 2, 3)))):
+            point = draw(_sample(_POINTS))
+            name = draw(_sample(_DISABLEABLE))
+            block = plugins.setdefault(point, {})
+            disabled = block.setdefault("disabled", [])
+            if {"name": name} not in disabled and all(
+                e.get("name") != name for e in block.get("enabled", [])
+            ):
+                disabled.append({"name": name})
+        if draw(_ints(0, 3)) == 0 and "multiPoint" not in plugins:
+            # Weights through multiPoint (the score block may carry its own).
+            plugins["multiPoint"] = {
+                "enabled": [
+                    {"name": draw(_sample(("ImageLocality", "TaintToleration"))), "weight": 7}
+                ]
+            }
+        if not plugins:
+            del profile["plugins"]
+        percentage = draw(_sample(_PERCENTAGES))
+        if percentage is not None:
+            profile["percentageOfNodesToScore"] = percentage
+        profiles.append(profile)
+    config: Obj = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": profiles,
+    }
+    percentage = draw(_sample(_PERCENTAGES))
+    if percentage is not None:
+        config["percentageOfNodesToScore"] = percentage
+    try:
+        decode_configuration(config, "config")
+    except ConfigError:
+        assume(False)
+    return config, tuple(p["schedulerName"] for p in profiles)
+
+
+# -- whole scenarios -----------------------------------------------------------------------
+
+
+def _valid_object(obj: Obj) -> bool:
+    if obj.get("kind") in ("Node", "Pod", "Service", "ReplicationController", "ReplicaSet"):
+        return _valid(obj)
+    (decoded,) = decode_documents([copy.deepcopy(obj)]).objects
+    return not validate_object(decoded)
+
+
+@st.composite
+def wide_scenarios(draw: st.DrawFn) -> Scenario:
+    """One wide scenario (see the module docstring)."""
+    tags: list[str] = []
+    low, high = draw(_sample(_NODE_BUCKETS))
+    node_count = draw(_ints(low, high))
+    names = _node_names(node_count)
+    tight = draw(_ints(0, 9)) < 4
+    nodes = _wide_nodes(draw, names, tight)
+    namespaces = tuple(
+        dict.fromkeys(("default", *draw(st.lists(_sample(WIDE_NAMESPACES), max_size=7))))
+    )
+    if len(namespaces) > 3:
+        tags.append("many-namespaces")
+    cluster: list[Obj] = _namespaces(draw, namespaces)
+    cluster.extend(nodes)
+    workloads, owned = draw(workload_objects())
+    pod_strategy = full_assigned_pods(names[:12], owned)
+    pod_count = draw(_ints(0, min(24 + node_count, 3 * node_count)))
+    start_times: set[str | None] = set()
+    for index in range(pod_count):
+        pod = copy.deepcopy(draw(pod_strategy))
+        if pod["spec"]["nodeName"] != "gone-node" and node_count > 12:
+            pod["spec"]["nodeName"] = names[draw(_ints(0, node_count - 1))]
+        if draw(_ints(0, 2)) == 0:
+            pod["metadata"]["namespace"] = draw(_sample(namespaces))
+            pod["metadata"].pop("ownerReferences", None)
+        _with_odd_label(draw, pod)
+        started = draw(_sample(_STARTS))
+        if started is not None:
+            pod["status"]["startTime"] = started
+        start_times.add(started)
+        pod["metadata"]["name"] = f"p{index}"
+        pod["metadata"]["uid"] = f"uid-{pod['metadata']['namespace']}-p{index}"
+        cluster.append(pod)
+    if None in start_times and len(start_times) > 1:
+        tags.append("start-time-missing")
+    cluster.extend(workloads)
+    budgets = _budgets(draw, namespaces)
+    if budgets:
+        tags.append("pdbs" if len(budgets) == 1 else "several-pdbs")
+    cluster.extend(budgets)
+    if draw(_ints(0, 4)) == 0:
+        tags.append("nominated-pods")
+        cluster.extend(_nominated_pods(draw, names, namespaces))
+    for obj in cluster:
+        assume(_valid_object(obj))
+
+    pod = draw(full_incoming_pods(names[:12], owned))
+    spec = pod["spec"]
+    if draw(_ints(0, 9)) == 0 and pod["metadata"].get("namespace", "default") == "default":
+        pod["metadata"]["namespace"] = draw(_sample(namespaces))
+        pod["metadata"].pop("ownerReferences", None)
+    _with_odd_label(draw, pod)
+    if draw(_ints(0, 2)) > 0:
+        labels = pod["metadata"].get("labels", {})
+        spec["topologySpreadConstraints"] = draw(wide_spread_constraints(labels))
+        merge_match_label_keys(pod)
+        if len(spec["topologySpreadConstraints"]) > 3:
+            tags.append("many-constraints")
+        if any(c["topologyKey"] in ODD_KEYS for c in spec["topologySpreadConstraints"]):
+            tags.append("odd-keys")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        for term in (
+            spec.get("affinity", {})
+            .get(kind, {})
+            .get("requiredDuringSchedulingIgnoredDuringExecution", [])
+        ):
+            if draw(_ints(0, 3)) == 0:
+                term["namespaceSelector"] = copy.deepcopy(_pick(draw, _NAMESPACE_SELECTORS))
+                tags.append("namespace-selector")
+    if node_count > 12 and "nodeName" in spec and draw(_BOOLS):
+        spec["nodeName"] = names[-1]
+    if draw(_ints(0, 4)) == 0:
+        spec["priority"] = draw(_sample((1000, 5000, 100000)))
+        tags.append("high-priority")
+        if draw(_ints(0, 2)) == 0:
+            spec["preemptionPolicy"] = "Never"
+            tags.append("preemption-never")
+    config, scheduler_names = draw(wide_configurations())
+    scheduler_name = draw(_sample(scheduler_names))
+    if scheduler_name != "default-scheduler":
+        spec["schedulerName"] = scheduler_name
+    if config is not None:
+        if len(config["profiles"]) > 1:
+            tags.append("several-profiles")
+        if "percentageOfNodesToScore" in config or any(
+            "percentageOfNodesToScore" in p for p in config["profiles"]
+        ):
+            tags.append("percentage-of-nodes")
+        if any(
+            "disabled" in block
+            for p in config["profiles"]
+            for block in p.get("plugins", {}).values()
+        ):
+            tags.append("disabled-plugins")
+    (decoded,) = decode_documents([copy.deepcopy(pod)]).objects
+    assert isinstance(decoded, Pod)
+    assume(not validate_pod(decoded))
+    tags.extend(_issue_12_cases(draw, cluster, pod, names))
+    if node_count >= 100:
+        tags.append("nodes-100+")
+    elif node_count >= 50:
+        tags.append("nodes-50+")
+    if "hostNetwork" in spec:
+        tags.append("host-network")
+    if "resources" in spec:
+        tags.append("pod-resources")
+    return Scenario(cluster, pod, config, tuple(dict.fromkeys(tags)))
+
+
+def draw_wide_scenario(seed: int, index: int) -> Scenario:
+    """Wide scenario number ``index`` of the stream for ``seed``."""
+    return _independent_draw(seed, index, wide_scenarios(), WIDE_STREAM)
+
+
+def draw_wide_scenarios(seed: int, count: int) -> list[Scenario]:
+    """The first ``count`` wide scenarios of the stream for ``seed`` (deterministic)."""
+    strategy = wide_scenarios()
+    return [_independent_draw(seed, index, strategy, WIDE_STREAM) for index in range(count)]
