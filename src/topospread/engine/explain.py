@@ -204,16 +204,12 @@ class Explanation:
 
 
 _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
-    # VolumeRestrictions' inline-disk conflicts are implemented; its ReadWriteOncePod
-    # check reads the claims (issue 12).
-    (names.VOLUME_RESTRICTIONS, "the pod mounts PersistentVolumeClaims (ReadWriteOncePod)"),
     (names.DYNAMIC_RESOURCES, "the pod uses resource claims"),
 )
 
 
 def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
     uses = {
-        names.VOLUME_RESTRICTIONS: bool(pod.volume_claims),
         names.DYNAMIC_RESOURCES: bool(pod.resource_claims),
     }
     return [
