@@ -24,10 +24,12 @@ from topospread.plugins.nodedeclaredfeatures import node_declared_features
 from topospread.plugins.nodename import node_name
 from topospread.plugins.noderesources import balanced_allocation, fit
 from topospread.plugins.nodeunschedulable import node_unschedulable
+from topospread.plugins.nodevolumelimits import csi as node_volume_limits
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.tainttoleration import taint_toleration
 from topospread.plugins.volumebinding import plugin as volume_binding
 from topospread.plugins.volumerestrictions import volume_restrictions
+from topospread.plugins.volumezone import volume_zone
 
 __all__ = ["in_tree_registry"]
 
@@ -56,9 +58,11 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_RESOURCES_BALANCED_ALLOCATION: balanced_allocation.new_balanced_allocation,
         names.NODE_RESOURCES_FIT: fit.new_fit,
         names.NODE_UNSCHEDULABLE: node_unschedulable.new,
+        names.NODE_VOLUME_LIMITS: node_volume_limits.new,
         names.POD_TOPOLOGY_SPREAD: _pod_topology_spread,
         names.TAINT_TOLERATION: taint_toleration.new,
         names.VOLUME_BINDING: volume_binding.new,
         names.VOLUME_RESTRICTIONS: volume_restrictions.new,
+        names.VOLUME_ZONE: volume_zone.new,
     }
     return registry
