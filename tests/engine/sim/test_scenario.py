@@ -207,8 +207,11 @@ BROKEN = [
         [
             'story.yaml: steps[0].apply.objects[0].kind: Unsupported value: "v1/ConfigMap": '
             'supported values: "apps/v1/Deployment", "apps/v1/ReplicaSet", '
-            '"apps/v1/StatefulSet", "policy/v1/PodDisruptionBudget", "v1/Node", "v1/Pod", '
-            '"v1/ReplicationController", "v1/Service"'
+            '"apps/v1/StatefulSet", "policy/v1/PodDisruptionBudget", '
+            '"storage.k8s.io/v1/CSIDriver", "storage.k8s.io/v1/CSINode", '
+            '"storage.k8s.io/v1/CSIStorageCapacity", "storage.k8s.io/v1/StorageClass", '
+            '"storage.k8s.io/v1/VolumeAttachment", "v1/Node", "v1/PersistentVolume", '
+            '"v1/PersistentVolumeClaim", "v1/Pod", "v1/ReplicationController", "v1/Service"'
         ],
     ),
     (

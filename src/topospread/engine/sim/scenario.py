@@ -14,7 +14,8 @@ A scenario is one YAML/JSON document (``kind: Scenario``,
       objects: [...]                          # inline Kubernetes objects
       files: [more.yaml]                      # object files, relative to the scenario
     steps:
-    - apply: {objects: [...]}                 # or {file: x.yaml}
+    - apply: {objects: [...]}                 # or {file: x.yaml}; workloads, pods, budgets,
+                                              # and storage (StorageClass, PV, PVC, CSI kinds)
     - scale: {deployment: web, replicas: 3}   # or statefulSet: / replicaSet:
     - rollout: {deployment: web, image: web:2, labels: {...}, topologySpreadConstraints: [...]}
     - deletePods: {names: [...]}              # or {selector: {matchLabels: {...}}}
@@ -586,7 +587,14 @@ class _Parser:
                         "apps/v1/ReplicaSet",
                         "apps/v1/StatefulSet",
                         "policy/v1/PodDisruptionBudget",
+                        "storage.k8s.io/v1/CSIDriver",
+                        "storage.k8s.io/v1/CSINode",
+                        "storage.k8s.io/v1/CSIStorageCapacity",
+                        "storage.k8s.io/v1/StorageClass",
+                        "storage.k8s.io/v1/VolumeAttachment",
                         "v1/Node",
+                        "v1/PersistentVolume",
+                        "v1/PersistentVolumeClaim",
                         "v1/Pod",
                         "v1/ReplicationController",
                         "v1/Service",

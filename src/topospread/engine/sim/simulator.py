@@ -152,6 +152,9 @@ DRAIN_MAX_RETRIES: Final = 120
 """Give up a drain after this many retries (10 minutes) and say so in the step notes."""
 DEFAULT_MAX_EVENTS_PER_STEP: Final = 2_000_000
 
+_PROVISIONED_SHOWN: Final = 12
+"""Provisioned volumes a step's note names; the rest are counted (all are events)."""
+
 # Event priorities within one simulated second.
 _STEP, _API, _CONTROLLER, _QUEUE, _SCHEDULE = range(5)
 
@@ -231,6 +234,8 @@ class Simulator:
         self._sync_at: dict[OwnerKey, int] = {}
         self._events: list[SimEvent] = []
         self._notes: list[str] = []
+        self._provisioned: list[str] = []
+        """Volumes provisioned in this step, for its note: where each claim's data lives."""
         self._attempts = 0
         self._attempts_total = 0
         self._bound_total = 0
@@ -305,10 +310,20 @@ class Simulator:
 
     def _run_action(self, index: int, kind: str, title: str, action: _Action) -> StepResult:
         self._events, self._notes, self._attempts = [], [], 0
+        self._provisioned = []
         start = self.now + 1 if index >= 0 else 0
         self.now = self.state.now = start
         self.schedule(0, _STEP, action)
         self.run()
+        if self._provisioned:
+            # Where each new volume lives decides where its pods may ever run: one note.
+            shown = self._provisioned[:_PROVISIONED_SHOWN]
+            more = len(self._provisioned) - len(shown)
+            self._notes.append(
+                "volumes provisioned: "
+                + "; ".join(shown)
+                + (f"; and {more} more (events of kind volume)" if more else "")
+            )
         return StepResult(
             index=index,
             kind=kind,
@@ -667,9 +682,11 @@ class Simulator:
         # The garbage collector: claims the pod owned go with it.
         self.volumes.pod_deleted(record)
 
-    def storage_changed(self, what: str) -> None:
+    def storage_changed(self, what: str, provisioned: str = "") -> None:
         """A claim, volume or other storage object changed: logged, and pending pods retried."""
         self._log("volume", detail=what)
+        if provisioned:
+            self._provisioned.append(provisioned)
         self._cluster_event()
 
     def workload_changed(self, owner: OwnerKey) -> None:

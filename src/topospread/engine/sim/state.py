@@ -175,8 +175,9 @@ class Listener(Protocol):
         """A controller's spec changed: it must sync."""
         ...
 
-    def storage_changed(self, what: str) -> None:
-        """A storage object was created, changed or deleted; ``what`` says which and how."""
+    def storage_changed(self, what: str, provisioned: str = "") -> None:
+        """A storage object was created, changed or deleted; ``what`` says which and how.
+        ``provisioned`` is set when a volume was provisioned: ``claim in where``."""
         ...
 
 
@@ -290,7 +291,7 @@ class ClusterState:
 
     # -- storage --------------------------------------------------------------------------
 
-    def put_storage(self, obj: StorageObject, what: str) -> None:
+    def put_storage(self, obj: StorageObject, what: str, provisioned: str = "") -> None:
         """Create or replace a storage object (by kind, namespace and name)."""
         name, namespace = obj.metadata.name, obj.metadata.namespace
         if isinstance(obj, PersistentVolumeClaim):
@@ -307,7 +308,7 @@ class ClusterState:
             self.storage_capacities[(namespace, name)] = obj
         else:
             self.volume_attachments[name] = obj
-        self.listener.storage_changed(what)
+        self.listener.storage_changed(what, provisioned)
 
     def delete_claim(self, namespace: str, name: str, why: str) -> PersistentVolumeClaim | None:
         """Delete a claim at once (no finalizers: nothing here uses it any more)."""

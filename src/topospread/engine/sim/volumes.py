@@ -467,7 +467,7 @@ class VolumeControllers:
                 return  # WaitForFirstConsumer: provisioned where its first pod goes
             driver = storage_class.provisioner
             segment = topology_segment(node, driver, self.state.csi_nodes.get(node.name))
-            where = f"{_describe(segment)} (first pod on node {node.name})"
+            where = f"{_describe(segment)}, where its first pod goes ({node.name})"
         else:
             segment = self._immediate_segment(storage_class)
             where = _describe(segment)
@@ -514,7 +514,9 @@ class VolumeControllers:
         annotations = {**claim.metadata.annotations, ANN_STORAGE_PROVISIONER: provisioner}
         claim = replace(claim, metadata=replace(claim.metadata, annotations=annotations))
         self.state.put_storage(
-            volume, f"PersistentVolume {name} provisioned for {claim.key} in {where}"
+            volume,
+            f"PersistentVolume {name} provisioned for {claim.key} in {where}",
+            provisioned=f"{claim.name} in {_describe(segment)}",
         )
         self._bind(claim, volume, by_controller=True)
 
