@@ -9,6 +9,9 @@ both engines, so that the comparison is about VolumeBinding alone.
 
 from __future__ import annotations
 
+import os
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,8 @@ from topospread.testing.scenarios import (
 )
 
 pytestmark = pytest.mark.differential
+
+ZONE = "topology.kubernetes.io/zone"
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "volumebinding"
 CONFIG: dict[str, Any] = {
@@ -64,3 +69,240 @@ def test_fixture_agrees_with_upstream(oracle: Any, path: Path) -> None:
     ours = python_result(run_python(scenario))
     problems = differences(ours, theirs)
     assert not problems, "\n".join([f"{path.name}: topospread disagrees with upstream:", *problems])
+
+
+# -- random volume scenarios ---------------------------------------------------------------------
+
+ZONES = ("a", "b", "c")
+SIZES = ("1Gi", "2Gi", "5Gi", "5Gi", "10Gi", "20Gi", "1500Mi")
+TRACKED_DRIVER = "tracked.csi.example.com"
+PLAIN_DRIVER = "csi.example.com"
+
+
+def _draw_volume_scenario(rng: random.Random, index: int) -> Scenario:
+    objects: list[dict[str, Any]] = []
+    nodes = [f"n{i}" for i in range(rng.randint(2, 6))]
+    for name in nodes:
+        labels = {"kubernetes.io/hostname": name, ZONE: rng.choice(ZONES)}
+        if rng.random() < 0.3:
+            labels["disk"] = "ssd"
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+            }
+        )
+    classes: list[dict[str, Any]] = [
+        _class("local", "kubernetes.io/no-provisioner", wait=True),
+        _class("immediate", PLAIN_DRIVER, wait=False),
+        _class("wffc", PLAIN_DRIVER, wait=True, zones=_some(rng, ZONES, 0.5)),
+        _class("tracked", TRACKED_DRIVER, wait=True, zones=_some(rng, ZONES, 0.3)),
+        _class("noprov", "", wait=True),
+    ]
+    objects.extend(c for c in classes if rng.random() < 0.9)
+    if rng.random() < 0.8:
+        objects.append(_driver(TRACKED_DRIVER, capacity=True))
+    if rng.random() < 0.5:
+        objects.append(_driver(PLAIN_DRIVER, capacity=False))
+    # One CSIStorageCapacity per zone at most: with two sufficient ones for a node,
+    # upstream's lister order (random) picks the capacity the score uses.
+    objects.extend(_capacity(rng, zone) for zone in ZONES if rng.random() < 0.7)
+    claim_names = [f"c{i}" for i in range(rng.randint(1, 3))]
+    volume_names = [f"pv{i}" for i in range(rng.randint(0, 8))]
+    objects.extend(_volume(rng, name, nodes, claim_names) for name in volume_names)
+    pod_volumes: list[dict[str, Any]] = []
+    for name in claim_names:
+        if rng.random() < 0.05:
+            pod_volumes.append({"name": name, "persistentVolumeClaim": {"claimName": "missing"}})
+            continue
+        pod_volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+        objects.append(_claim(rng, name, volume_names, nodes))
+    if rng.random() < 0.2:
+        owner = "pod-uid" if rng.random() < 0.8 else "someone-else"
+        claim = _claim(rng, "p-eph", volume_names, nodes)
+        claim["metadata"]["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": owner, "controller": True}
+        ]
+        objects.append(claim)
+        pod_volumes.append(
+            {
+                "name": "eph",
+                "ephemeral": {
+                    "volumeClaimTemplate": {
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}},
+                        }
+                    }
+                },
+            }
+        )
+    if rng.random() < 0.1:
+        pod_volumes = [{"name": "scratch", "emptyDir": {}}]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "uid": "pod-uid"},
+        "spec": {"containers": [{"name": "c", "image": "img"}], "volumes": pod_volumes},
+    }
+    return Scenario(objects, pod, CONFIG, tags=("volumes",))
+
+
+def _some(rng: random.Random, values: Sequence[str], chance: float) -> list[str] | None:
+    if rng.random() >= chance:
+        return None
+    return sorted(rng.sample(list(values), rng.randint(1, len(values))))
+
+
+def _class(
+    name: str, provisioner: str, *, wait: bool, zones: list[str] | None = None
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner or "example.com/none",
+        "volumeBindingMode": "WaitForFirstConsumer" if wait else "Immediate",
+    }
+    if not provisioner:
+        obj["provisioner"] = "kubernetes.io/no-provisioner"
+    if zones:
+        obj["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": zones}]}]
+    return obj
+
+
+def _driver(name: str, *, capacity: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": name},
+        "spec": {"storageCapacity": capacity},
+    }
+
+
+def _capacity(rng: random.Random, zone: str) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": f"cap-{zone}", "namespace": "kube-system"},
+        "storageClassName": "tracked",
+        "capacity": rng.choice(("0", "3Gi", "8Gi", "50Gi", "100Gi")),
+    }
+    if rng.random() < 0.9:
+        obj["nodeTopology"] = {"matchLabels": {ZONE: zone}}
+    if rng.random() < 0.2:
+        obj["maximumVolumeSize"] = rng.choice(("2Gi", "10Gi"))
+    return obj
+
+
+def _affinity(rng: random.Random, nodes: Sequence[str]) -> dict[str, Any] | None:
+    roll = rng.random()
+    if roll < 0.3:
+        return None
+    if roll < 0.7:
+        expr = {"key": ZONE, "operator": "In", "values": _some(rng, ZONES, 1.0)}
+    elif roll < 0.9:
+        expr = {"key": "kubernetes.io/hostname", "operator": "In", "values": [rng.choice(nodes)]}
+    else:
+        expr = {"key": "disk", "operator": "Exists"}
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}
+
+
+def _volume(
+    rng: random.Random, name: str, nodes: Sequence[str], claims: Sequence[str]
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "capacity": {"storage": rng.choice(SIZES)},
+        "accessModes": rng.choice(
+            (["ReadWriteOnce"], ["ReadWriteOnce", "ReadOnlyMany"], ["ReadWriteMany"])
+        ),
+        "storageClassName": rng.choice(("local", "local", "wffc", "tracked", "other")),
+        "csi": {"driver": PLAIN_DRIVER, "volumeHandle": name},
+    }
+    if rng.random() < 0.1:
+        spec["volumeMode"] = "Block"
+    affinity = _affinity(rng, nodes)
+    if affinity is not None:
+        spec["nodeAffinity"] = affinity
+    phase = rng.choice(("Available", "Available", "Available", "Bound", "Released"))
+    if phase != "Available" or rng.random() < 0.15:
+        claim = rng.choice(claims)
+        spec["claimRef"] = {"name": claim, "namespace": "default", "uid": f"uid-{claim}"}
+    meta: dict[str, Any] = {"name": name}
+    if rng.random() < 0.3:
+        meta["labels"] = {"tier": rng.choice(("fast", "slow"))}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def _claim(
+    rng: random.Random, name: str, volumes: Sequence[str], nodes: Sequence[str]
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    spec: dict[str, Any] = {
+        "accessModes": rng.choice((["ReadWriteOnce"], ["ReadWriteOnce"], ["ReadOnlyMany"])),
+        "resources": {"requests": {"storage": rng.choice(SIZES)}},
+    }
+    cls = rng.choice(CLAIM_CLASSES)
+    if cls is not None:
+        spec["storageClassName"] = cls
+    status: dict[str, Any] = {"phase": "Pending"}
+    roll = rng.random()
+    if roll < 0.25 and volumes:
+        spec["volumeName"] = rng.choice([*volumes, "gone"])
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+        status["phase"] = "Bound"
+    elif roll < 0.3 and volumes:
+        spec["volumeName"] = rng.choice(volumes)
+    elif roll < 0.4:
+        meta["annotations"] = {"volume.kubernetes.io/selected-node": rng.choice(nodes)}
+    elif roll < 0.42:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        meta["finalizers"] = ["kubernetes.io/pvc-protection"]
+    elif roll < 0.44:
+        spec["volumeName"] = "gone"
+        status["phase"] = "Lost"
+    if rng.random() < 0.15:
+        spec["selector"] = {"matchLabels": {"tier": "fast"}}
+    if rng.random() < 0.05:
+        spec["volumeMode"] = "Block"
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta,
+        "spec": spec,
+        "status": status,
+    }
+
+
+CLAIM_CLASSES = (
+    *("local",) * 6,
+    *("wffc",) * 4,
+    *("tracked",) * 4,
+    *("noprov", "immediate", "missing", None),
+)
+RANDOM_SEED = 12
+RANDOM_COUNT = int(os.environ.get("TOPOSPREAD_VOLUME_DIFF_N", "2000"))
+
+
+def test_random_volume_scenarios_agree_with_upstream(
+    oracle: Any, differential: Any, report_run: Any
+) -> None:
+    rng = random.Random(RANDOM_SEED)
+    drawn = [_draw_volume_scenario(rng, i) for i in range(RANDOM_COUNT)]
+    comparison = differential.compare(oracle, drawn, RANDOM_SEED, rerun=True, save=0)
+    report_run(
+        f"volume binding: {RANDOM_COUNT} scenarios (seed {RANDOM_SEED}), "
+        f"{len(comparison.disagreements)} disagreements, "
+        f"{len(comparison.upstream_random)} explained by upstream randomness"
+    )
+    assert not comparison.disagreements, comparison.report(
+        f"TOPOSPREAD_VOLUME_DIFF_N={RANDOM_COUNT} pytest {__file__}"
+    )
