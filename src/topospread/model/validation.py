@@ -1091,7 +1091,7 @@ def validate_persistent_volume(pv: PersistentVolume) -> list[FieldError]:
     errs.extend(_validate_access_modes(pv.access_modes, "spec.accessModes"))
     if pv.capacity is None:
         errs.append(FieldError.required("spec.capacity"))
-        errs.append(FieldError.not_supported("spec.capacity", {}, ["storage"]))
+        errs.append(FieldError.not_supported("spec.capacity", None, ["storage"]))
     if pv.node_affinity is not None:
         errs.extend(validate_node_selector(pv.node_affinity, "spec.nodeAffinity.required"))
     for extra in pv.sources[1:]:
