@@ -27,6 +27,9 @@ from topospread.framework.status import Code, Status
 from topospread.model.defaulting import admit_pod
 from topospread.model.objects import Pod
 from topospread.plugins import names
+from topospread.plugins.dynamicresources.support import (
+    unsupported_reasons as dra_unsupported_reasons,
+)
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.podtopologyspread.common import Constraint
 from topospread.plugins.podtopologyspread.filtering import (
@@ -53,6 +56,7 @@ __all__ = [
 
 TIE_BREAKS = ("first", "random")
 """How ``explain`` picks among nodes tied for the best score."""
+
 
 @dataclass(frozen=True, slots=True)
 class FilterVerdict:
@@ -204,18 +208,25 @@ class Explanation:
 
 
 _UNSUPPORTED_CHECKS: tuple[tuple[str, str], ...] = (
-    (names.DYNAMIC_RESOURCES, "the pod uses resource claims"),
+    # Claims with structured parameters are decided; what of dynamic resource allocation
+    # is not (admin access, device taints, counters, consumable capacity, DRA-backed
+    # extended resources...) is named per pod by dynamicresources.unsupported_reasons.
+    (names.DYNAMIC_RESOURCES, "the pod needs dynamic resource allocation features"),
 )
 
 
 def _unsupported_reasons(pod: Pod, cluster: Cluster, filters: set[str]) -> list[str]:
-    uses = {
-        names.DYNAMIC_RESOURCES: bool(pod.resource_claims),
+    details = {
+        names.DYNAMIC_RESOURCES: (
+            dra_unsupported_reasons(pod, cluster.objects)
+            if names.DYNAMIC_RESOURCES in filters
+            else []
+        ),
     }
     return [
-        f"{why}, which needs the {plugin} plugin"
+        f"{why} ({'; '.join(details[plugin])}), which the {plugin} plugin does not decide"
         for plugin, why in _UNSUPPORTED_CHECKS
-        if uses[plugin] and plugin in filters
+        if details[plugin] and plugin in filters
     ]
 
 
@@ -343,8 +354,8 @@ def _preemption_report(cycle: CycleResult) -> PreemptionReport | None:
 
 def _idle_scores(framework: Framework, features: Features) -> dict[str, int]:
     """The unimplemented score plugins that upstream runs and that score 0 on every node for
-    the pods explain accepts (no resource claims): DynamicResources has no PreScore and its
-    Score returns 0 without claims (NormalizeScore keeps all-0 at 0)."""
+    the pods explain accepts (none today: DynamicResources, which has no PreScore, scores
+    itself, 0 without ``firstAvailable`` requests)."""
     idle = {names.DYNAMIC_RESOURCES: True}
     return {name: 0 for name in framework.unimplemented.get("score", ()) if idle.get(name)}
 

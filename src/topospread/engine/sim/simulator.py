@@ -982,6 +982,13 @@ class Simulator:
                         f"{type(obj).__name__} {obj.metadata.name}: its pods need the {plugin} "
                         "filter, which topospread does not implement yet"
                     )
+                if used and plugin == names.DYNAMIC_RESOURCES and plugin in filters:
+                    # explain decides claims; the simulator does not allocate them as pods
+                    # bind (nor free them), so later placements would be misjudged.
+                    raise UnsupportedError(
+                        f"{type(obj).__name__} {obj.metadata.name}: its pods use resource "
+                        "claims, which the simulator does not allocate"
+                    )
 
     def _log(self, kind: str, *, pod: str = "", node: str = "", detail: str = "") -> None:
         self._events.append(SimEvent(self.now, kind, pod, node, detail))
