@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from topospread.model.nodeaffinity import node_selector
 from topospread.model.objects import Node, NodeSelector
@@ -46,11 +46,9 @@ from topospread.model.resource import (
     ResourceClaim,
     ResourceSlice,
 )
-from topospread.plugins.dynamicresources.cel import (
-    CelRuntimeError,
-    Selector,
-    compile_selector,
-)
+
+if TYPE_CHECKING:
+    from topospread.plugins.dynamicresources.cel import Selector
 
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
@@ -397,6 +395,9 @@ class _Attempt:
     def _selectors_match(
         self, owner: str, selectors: Sequence[str | None], device_id: DeviceID, device: Device
     ) -> bool:
+        # cel-python is imported only when a selector is evaluated (it is slow to load).
+        from topospread.plugins.dynamicresources.cel import CelRuntimeError, compile_selector
+
         for i, expression in enumerate(selectors):
             if expression is None:
                 continue

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from functools import total_ordering
+from functools import cache, total_ordering
 from typing import Any, Final
 
 import celpy
@@ -302,13 +302,16 @@ def _walk(tree: Tree[Token], functions: set[str], idents: set[str], bound: set[s
             _walk(child, functions, idents, bound)
 
 
-_ENV: Final = celpy.Environment()
+@cache
+def _env() -> celpy.Environment:
+    # Building cel-python's parser takes a fifth of a second: only when a selector is read.
+    return celpy.Environment()
 
 
 def unsupported_reason(expression: str) -> str | None:
     """Why topospread cannot evaluate this selector as upstream does, or None."""
     try:
-        tree = _ENV.compile(expression)
+        tree = _env().compile(expression)
     except Exception:
         return f"CEL selector {expression!r} does not parse with cel-python"
     functions: set[str] = set()
@@ -329,7 +332,7 @@ class Selector:
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
-        self._program = _ENV.program(_ENV.compile(expression), functions=dict(_FUNCTIONS_TABLE))
+        self._program = _env().program(_env().compile(expression), functions=dict(_FUNCTIONS_TABLE))
 
     def matches(
         self,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from topospread.framework.features import Features
@@ -59,8 +59,10 @@ from topospread.plugins.dynamicresources.allocator import (
     Allocator,
     allocated_devices,
 )
-from topospread.plugins.dynamicresources.cel import Selector
 from topospread.plugins.helper.normalize_score import default_normalize_score
+
+if TYPE_CHECKING:
+    from topospread.plugins.dynamicresources.cel import Selector
 
 __all__ = ["NAME", "DynamicResources", "new"]
 

@@ -22,7 +22,6 @@ from topospread.framework.node_info import ClusterObjects
 from topospread.model.nodeaffinity import NodeSelectorParseError, node_selector
 from topospread.model.objects import Pod
 from topospread.model.resource import ExactDeviceRequest, ResourceClaim
-from topospread.plugins.dynamicresources.cel import unsupported_reason
 
 __all__ = ["IMPLICIT_EXTENDED_RESOURCE_PREFIX", "pod_claim_names", "unsupported_reasons"]
 
@@ -62,6 +61,15 @@ def _extended_resources(pod: Pod, objects: ClusterObjects) -> list[str]:
     ]
 
 
+def _cel_reason(expression: str | None) -> str | None:
+    if expression is None:
+        return None
+    # cel-python is imported only for pods with claims (it is slow to load).
+    from topospread.plugins.dynamicresources.cel import unsupported_reason
+
+    return unsupported_reason(expression)
+
+
 def _request_reason(claim: ResourceClaim, name: str, exact: ExactDeviceRequest) -> str | None:
     where = f"ResourceClaim {claim.metadata.namespace}/{claim.metadata.name} request {name}"
     if exact.admin_access:
@@ -69,7 +77,7 @@ def _request_reason(claim: ResourceClaim, name: str, exact: ExactDeviceRequest) 
     if exact.has_capacity_requests:
         return f"{where} requests device capacity (consumable capacity)"
     for expression in exact.selectors:
-        why = None if expression is None else unsupported_reason(expression)
+        why = _cel_reason(expression)
         if why is not None:
             return f"{where}: {why}"
     return None
@@ -96,7 +104,7 @@ def _claim_reason(claim: ResourceClaim, objects: ClusterObjects) -> str | None:
             if device_class is None:
                 continue
             for expression in device_class.selectors:
-                reason = None if expression is None else unsupported_reason(expression)
+                reason = _cel_reason(expression)
                 if reason is not None:
                     return f"DeviceClass {device_class.metadata.name}: {reason}"
     return None
