@@ -76,8 +76,57 @@ def write_output(path: Path, data: bytes) -> None:
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_NAMESPACE_NAME = "kubernetes.io/metadata.name"
 
-# Annotations the scheduler or the controllers whose choices topospread models read.
-_KEPT_ANNOTATIONS = frozenset({"controller.kubernetes.io/pod-deletion-cost"})
+# Annotations the scheduler or the controllers whose choices topospread models read. The
+# volume annotations carry a StorageClass or a node name, renamed as those are.
+_KEPT_ANNOTATIONS = frozenset(
+    {
+        "controller.kubernetes.io/pod-deletion-cost",
+        "pv.kubernetes.io/bind-completed",
+        "pv.kubernetes.io/bound-by-controller",
+        "volume.kubernetes.io/storage-provisioner",
+        "volume.beta.kubernetes.io/storage-provisioner",
+        "storage.alpha.kubernetes.io/migrated-plugins",
+        "storageclass.kubernetes.io/is-default-class",
+        "volume.beta.kubernetes.io/storage-class",
+        "volume.kubernetes.io/selected-node",
+    }
+)
+_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
+
+# Credentials and free text of volume sources: read by no scheduling decision.
+_SOURCE_DROPPED = (
+    "secretRef",
+    "nodeStageSecretRef",
+    "nodePublishSecretRef",
+    "controllerPublishSecretRef",
+    "controllerExpandSecretRef",
+    "nodeExpandSecretRef",
+    "volumeAttributes",
+    "keyring",
+    "user",
+    "initiatorName",
+    "chapAuthDiscovery",
+    "chapAuthSession",
+    "portals",
+)
+
+# The identity of each in-tree or CSI volume source that the volume plugins compare
+# between pods and volumes (VolumeRestrictions, NodeVolumeLimits' unique handles): one
+# table for every kind, so that equal stays equal.
+_DISK_FIELDS = {
+    "gcePersistentDisk": ("pdName",),
+    "awsElasticBlockStore": ("volumeID",),
+    "azureDisk": ("diskName", "diskURI"),
+    "azureFile": ("shareName", "secretName"),
+    "cinder": ("volumeID",),
+    "portworxVolume": ("volumeID",),
+    "vsphereVolume": ("volumePath", "storagePolicyName", "storagePolicyID"),
+    "csi": ("volumeHandle",),
+}
+
+# Paths and servers of file and local volumes.
+_PATH_FIELDS = {"hostPath": ("path",), "local": ("path",), "nfs": ("server", "path")}
 
 _WELL_KNOWN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
@@ -131,7 +180,69 @@ class Anonymizer:
 
     def objects(self, items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """Anonymized deep copies of ``items``."""
+        items = list(items)
+        self._link_names(items)
         return [self.anonymize(orjson.loads(orjson.dumps(item))) for item in items]
+
+    def _link_names(self, items: list[dict[str, Any]]) -> None:
+        # Names that controllers derive from other names keep their derivation, whatever
+        # order the objects come in: a StatefulSet's pods are <set>-<ordinal> and its
+        # claims <template>-<set>-<ordinal>; a generic ephemeral volume's claim is
+        # <pod>-<volume>, and VolumeBinding finds it by that name.
+        sets: dict[str, tuple[str, list[str]]] = {}
+        for item in items:
+            meta = item.get("metadata")
+            spec = item.get("spec")
+            if item.get("kind") != "StatefulSet" or not isinstance(meta, dict):
+                continue
+            name, namespace = meta.get("name"), meta.get("namespace") or ""
+            if not isinstance(name, str) or not isinstance(spec, dict):
+                continue
+            templates = [
+                t["metadata"]["name"]
+                for t in _dicts(spec.get("volumeClaimTemplates"))
+                if isinstance(t.get("metadata"), dict)
+                and isinstance(t["metadata"].get("name"), str)
+            ]
+            sets[f"{namespace}/{name}"] = (name, templates)
+        pods = self._maps.setdefault("pod", {})
+        claims = self._maps.setdefault("persistentvolumeclaim", {})
+        for item in items:
+            meta = item.get("metadata")
+            if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+                continue
+            name, namespace = meta["name"], meta.get("namespace") or ""
+            if item.get("kind") == "Pod":
+                owner = next(
+                    (
+                        o
+                        for o in _dicts(meta.get("ownerReferences"))
+                        if o.get("kind") == "StatefulSet" and isinstance(o.get("name"), str)
+                    ),
+                    None,
+                )
+                ordinal = _ordinal(name, owner["name"]) if owner is not None else None
+                if owner is not None and ordinal is not None and name not in pods:
+                    pods[name] = f"{self._name('statefulset', owner['name'])}-{ordinal}"
+                spec = item.get("spec")
+                volumes = _dicts(spec.get("volumes")) if isinstance(spec, dict) else []
+                for volume in volumes:
+                    volume_name = volume.get("name")
+                    if "ephemeral" in volume and isinstance(volume_name, str):
+                        claim = f"{name}-{volume_name}"
+                        if claim not in claims:
+                            claims[claim] = (
+                                f"{self._name('pod', name)}-{self._name('volume', volume_name)}"
+                            )
+            elif item.get("kind") == "PersistentVolumeClaim":
+                for set_name, templates in sets.values():
+                    for template in templates:
+                        ordinal = _ordinal(name, f"{template}-{set_name}")
+                        if ordinal is not None and name not in claims:
+                            claims[name] = (
+                                f"{self._name('persistentvolumeclaim', template)}-"
+                                f"{self._name('statefulset', set_name)}-{ordinal}"
+                            )
 
     def anonymize(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Anonymize one object in place and return it."""
@@ -195,15 +306,98 @@ class Anonymizer:
                 for claim in _dicts(spec.get("volumeClaimTemplates")):
                     if isinstance(claim.get("metadata"), dict):
                         self._metadata("PersistentVolumeClaim", claim["metadata"])
+                    if isinstance(claim.get("spec"), dict):
+                        self._claim_spec(claim["spec"])
         elif kind == "PodDisruptionBudget" and isinstance(spec, dict):
             self._selector(spec.get("selector"))
+        elif kind == "PersistentVolumeClaim":
+            if isinstance(spec, dict):
+                self._claim_spec(spec)
+            if isinstance(status, dict):
+                status.pop("conditions", None)
+        elif kind == "PersistentVolume":
+            if isinstance(spec, dict):
+                self._volume_spec(spec)
+            if isinstance(status, dict):
+                status.pop("message", None)
+                status.pop("reason", None)
+        elif kind == "StorageClass":
+            # The provisioner is a driver name: kept, as CSI driver names are (they name
+            # software, not the user's data, and the scheduler matches them to CSINodes).
+            obj.pop("parameters", None)
+            obj.pop("mountOptions", None)
+            for term in _dicts(obj.get("allowedTopologies")):
+                for requirement in _dicts(term.get("matchLabelExpressions")):
+                    key = str(requirement.get("key", ""))
+                    values = requirement.get("values")
+                    if isinstance(values, list):
+                        requirement["values"] = [
+                            self.value(key, v) if isinstance(v, str) else v for v in values
+                        ]
+        elif kind == "CSINode" and isinstance(spec, dict):
+            for driver in _dicts(spec.get("drivers")):
+                if isinstance(driver.get("nodeID"), str):
+                    driver["nodeID"] = self._name("nodeid", driver["nodeID"])
+        elif kind == "CSIStorageCapacity":
+            self._class_name(obj, "storageClassName")
+            self._selector(obj.get("nodeTopology"))
+        elif kind == "VolumeAttachment":
+            if isinstance(spec, dict):
+                if isinstance(spec.get("nodeName"), str):
+                    spec["nodeName"] = self.node(spec["nodeName"])
+                source = spec.get("source")
+                if isinstance(source, dict):
+                    if isinstance(source.get("persistentVolumeName"), str):
+                        source["persistentVolumeName"] = self._name(
+                            "persistentvolume", source["persistentVolumeName"]
+                        )
+                    if isinstance(source.get("inlineVolumeSpec"), dict):
+                        self._volume_spec(source["inlineVolumeSpec"])
+            if isinstance(status, dict):
+                for dropped in ("attachmentMetadata", "attachError", "detachError"):
+                    status.pop(dropped, None)
         return obj
+
+    def _class_name(self, data: dict[str, Any], key: str) -> None:
+        # A StorageClass name where it is referenced; "" (no class) stays "".
+        if isinstance(data.get(key), str) and data[key]:
+            data[key] = self._name("storageclass", data[key])
+
+    def _claim_spec(self, spec: dict[str, Any]) -> None:
+        self._class_name(spec, "storageClassName")
+        if isinstance(spec.get("volumeName"), str) and spec["volumeName"]:
+            spec["volumeName"] = self._name("persistentvolume", spec["volumeName"])
+        self._selector(spec.get("selector"))
+        spec.pop("dataSource", None)
+        spec.pop("dataSourceRef", None)
+
+    def _volume_spec(self, spec: dict[str, Any]) -> None:
+        self._class_name(spec, "storageClassName")
+        claim = spec.get("claimRef")
+        if isinstance(claim, dict):
+            if isinstance(claim.get("name"), str):
+                claim["name"] = self._name("persistentvolumeclaim", claim["name"])
+            if isinstance(claim.get("namespace"), str):
+                claim["namespace"] = self.namespace(claim["namespace"])
+            if isinstance(claim.get("uid"), str):
+                claim["uid"] = self._uid(claim["uid"])
+            for dropped in ("resourceVersion", "fieldPath", "apiVersion"):
+                claim.pop(dropped, None)
+        affinity = spec.get("nodeAffinity")
+        if isinstance(affinity, dict) and isinstance(affinity.get("required"), dict):
+            for term in _dicts(affinity["required"].get("nodeSelectorTerms")):
+                self._node_selector_term(term)
+        spec.pop("mountOptions", None)
+        self._inline_disk(spec)
 
     def _metadata(self, kind: str, meta: dict[str, Any]) -> None:
         name = meta.get("name")
         if isinstance(name, str):
-            if kind == "Node":
+            if kind in ("Node", "CSINode"):
+                # A CSINode is named as its node.
                 meta["name"] = self.node(name)
+            elif kind == "CSIDriver":
+                pass  # a driver name, matched against CSINodes and provisioners: kept
             elif kind == "Namespace":
                 meta["name"] = self.namespace(name)
             else:
@@ -217,6 +411,10 @@ class Anonymizer:
         annotations = meta.get("annotations")
         if isinstance(annotations, dict):
             kept = {k: v for k, v in annotations.items() if k in _KEPT_ANNOTATIONS}
+            if isinstance(kept.get(_CLASS_ANNOTATION), str):
+                self._class_name(kept, _CLASS_ANNOTATION)
+            if isinstance(kept.get(_NODE_ANNOTATION), str):
+                kept[_NODE_ANNOTATION] = self.node(kept[_NODE_ANNOTATION])
             if kept:
                 meta["annotations"] = kept
             else:
@@ -364,18 +562,39 @@ class Anonymizer:
             for private in ("secret", "configMap", "projected", "downwardAPI"):
                 if private in volume:
                     volume[private] = {}
+            ephemeral = volume.get("ephemeral")
+            if isinstance(ephemeral, dict):
+                template = ephemeral.get("volumeClaimTemplate")
+                if isinstance(template, dict):
+                    if isinstance(template.get("metadata"), dict):
+                        self._string_map_values(template["metadata"].get("labels"))
+                        template["metadata"].pop("annotations", None)
+                    if isinstance(template.get("spec"), dict):
+                        self._claim_spec(template["spec"])
             self._inline_disk(volume)
 
     def _inline_disk(self, volume: dict[str, Any]) -> None:
         # VolumeRestrictions compares these identities between pods on a node: each gets a
         # consistent stand-in (one table for every kind, so equal stays equal); credentials
         # and free text go.
-        gce = volume.get("gcePersistentDisk")
-        if isinstance(gce, dict) and isinstance(gce.get("pdName"), str):
-            gce["pdName"] = self._name("disk", gce["pdName"])
-        aws = volume.get("awsElasticBlockStore")
-        if isinstance(aws, dict) and isinstance(aws.get("volumeID"), str):
-            aws["volumeID"] = self._name("disk", aws["volumeID"])
+        for source_name, fields in _DISK_FIELDS.items():
+            source = volume.get(source_name)
+            if not isinstance(source, dict):
+                continue
+            for field_name in fields:
+                if isinstance(source.get(field_name), str) and source[field_name]:
+                    source[field_name] = self._name("disk", source[field_name])
+            if isinstance(source.get("secretNamespace"), str):
+                source["secretNamespace"] = self.namespace(source["secretNamespace"])
+            for dropped in _SOURCE_DROPPED:
+                source.pop(dropped, None)
+        for source_name, fields in _PATH_FIELDS.items():
+            source = volume.get(source_name)
+            if isinstance(source, dict):
+                for field_name in fields:
+                    if isinstance(source.get(field_name), str):
+                        stand_in = self._name(field_name, source[field_name])
+                        source[field_name] = f"/{stand_in}" if field_name == "path" else stand_in
         iscsi = volume.get("iscsi")
         if isinstance(iscsi, dict):
             if isinstance(iscsi.get("iqn"), str):
@@ -403,6 +622,12 @@ class Anonymizer:
                 ]
             for dropped in ("secretRef", "keyring", "user"):
                 rbd.pop(dropped, None)
+
+
+def _ordinal(name: str, prefix: str) -> str | None:
+    # The ordinal of a StatefulSet-derived name <prefix>-<ordinal>, if ``name`` is one.
+    head, dash, tail = name.rpartition("-")
+    return tail if dash and head == prefix and tail.isdigit() else None
 
 
 def _dicts(value: object) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ __all__ = [
     "AUDIT_RESOURCES",
     "DEFAULT_PAGE_SIZE",
     "SCHEDULER_RESOURCES",
+    "STORAGE_RESOURCES",
     "ClusterRead",
     "Page",
     "Resource",
@@ -77,6 +78,34 @@ DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
 JOBS = Resource("batch", "v1", "jobs", "Job")
 CRON_JOBS = Resource("batch", "v1", "cronjobs", "CronJob")
+PRIORITY_CLASSES = Resource(
+    "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False
+)
+PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+STORAGE_CLASSES = Resource(
+    "storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False
+)
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False)
+CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", namespaced=False)
+CSI_STORAGE_CAPACITIES = Resource(
+    "storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"
+)
+VOLUME_ATTACHMENTS = Resource(
+    "storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", namespaced=False
+)
+
+STORAGE_RESOURCES: tuple[Resource, ...] = (
+    PERSISTENT_VOLUMES,
+    PERSISTENT_VOLUME_CLAIMS,
+    STORAGE_CLASSES,
+    CSI_NODES,
+    CSI_DRIVERS,
+    CSI_STORAGE_CAPACITIES,
+    VOLUME_ATTACHMENTS,
+)
+"""What the volume plugins read (kube-scheduler's informers for VolumeBinding, VolumeZone,
+NodeVolumeLimits and VolumeRestrictions)."""
 
 SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     NODES,
@@ -88,9 +117,12 @@ SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     STATEFUL_SETS,
     DEPLOYMENTS,
     POD_DISRUPTION_BUDGETS,
+    PRIORITY_CLASSES,
+    *STORAGE_RESOURCES,
 )
 """What kube-scheduler's informers watch that topospread models, plus Deployments (the
-owners of ReplicaSets, for the simulator and audit)."""
+owners of ReplicaSets, for the simulator and audit) and PriorityClasses (the Priority
+admission of pods that are not stored yet: manifests, the simulator's new pods)."""
 
 AUDIT_RESOURCES: tuple[Resource, ...] = (*SCHEDULER_RESOURCES, DAEMON_SETS, JOBS, CRON_JOBS)
 """What ``audit`` reads: the scheduler's objects and every workload kind that owns pods."""

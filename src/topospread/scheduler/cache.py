@@ -38,6 +38,15 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
+from topospread.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 __all__ = ["CachedPod", "SchedulerCache", "decode_one"]
 
@@ -71,6 +80,13 @@ _OBJECT_KINDS: dict[type, str] = {
     StatefulSet: "stateful_sets",
     Namespace: "namespaces",
     PodDisruptionBudget: "pod_disruption_budgets",
+    PersistentVolume: "persistent_volumes",
+    PersistentVolumeClaim: "persistent_volume_claims",
+    StorageClass: "storage_classes",
+    CSINode: "csi_nodes",
+    CSIDriver: "csi_drivers",
+    CSIStorageCapacity: "csi_storage_capacities",
+    VolumeAttachment: "volume_attachments",
 }
 
 
@@ -207,7 +223,8 @@ class SchedulerCache:
     # -- listed objects ------------------------------------------------------------------
 
     def set_object(self, obj: KubeObject) -> None:
-        """Add or replace a Service, RC, ReplicaSet, StatefulSet, Namespace or PDB."""
+        """Add or replace a Service, RC, ReplicaSet, StatefulSet, Namespace, PDB or storage
+        object."""
         kind = _OBJECT_KINDS.get(type(obj))
         if kind is None:
             return
@@ -240,6 +257,13 @@ class SchedulerCache:
                     tuple(o["stateful_sets"].values()),
                     namespaces=tuple(o["namespaces"].values()),
                     pod_disruption_budgets=tuple(o["pod_disruption_budgets"].values()),
+                    persistent_volumes=tuple(o["persistent_volumes"].values()),
+                    persistent_volume_claims=tuple(o["persistent_volume_claims"].values()),
+                    storage_classes=tuple(o["storage_classes"].values()),
+                    csi_nodes=tuple(o["csi_nodes"].values()),
+                    csi_drivers=tuple(o["csi_drivers"].values()),
+                    csi_storage_capacities=tuple(o["csi_storage_capacities"].values()),
+                    volume_attachments=tuple(o["volume_attachments"].values()),
                 )
             return self._cluster_objects
 
@@ -251,5 +275,12 @@ OBJECT_FIELDS: dict[str, str] = {
     "StatefulSet": "stateful_sets",
     "Namespace": "namespaces",
     "PodDisruptionBudget": "pod_disruption_budgets",
+    "PersistentVolume": "persistent_volumes",
+    "PersistentVolumeClaim": "persistent_volume_claims",
+    "StorageClass": "storage_classes",
+    "CSINode": "csi_nodes",
+    "CSIDriver": "csi_drivers",
+    "CSIStorageCapacity": "csi_storage_capacities",
+    "VolumeAttachment": "volume_attachments",
 }
 """API kind -> the cache's collection of it."""

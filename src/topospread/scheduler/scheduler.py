@@ -35,6 +35,7 @@ from topospread.client.source import (
     REPLICATION_CONTROLLERS,
     SERVICES,
     STATEFUL_SETS,
+    STORAGE_RESOURCES,
     Resource,
 )
 from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
@@ -72,6 +73,7 @@ INFORMER_RESOURCES: Final = (
     REPLICA_SETS,
     STATEFUL_SETS,
     POD_DISRUPTION_BUDGETS,
+    *STORAGE_RESOURCES,
 )
 """What the scheduler watches: the informers of kube-scheduler that topospread models."""
 
