@@ -470,14 +470,10 @@ class Simulator:
             # Replaced as a new claim: the PV controller binds it again if it can.
             self.state.claims.pop(key, None)
             self.volumes.create_claim(obj, "applied")
+        elif isinstance(obj, PersistentVolume):
+            self.volumes.add_volume(obj, "applied")
         elif isinstance(
-            obj,
-            PersistentVolume
-            | StorageClass
-            | CSINode
-            | CSIDriver
-            | CSIStorageCapacity
-            | VolumeAttachment,
+            obj, StorageClass | CSINode | CSIDriver | CSIStorageCapacity | VolumeAttachment
         ):
             what = f"{type(obj).__name__} {obj.metadata.name} applied"
             state.put_storage(obj, what)

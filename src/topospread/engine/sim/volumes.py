@@ -332,6 +332,15 @@ class VolumeControllers:
         self.sync_claim(claim)
         return self.state.claims.get((claim.namespace, claim.name), claim)
 
+    def add_volume(self, volume: PersistentVolume, why: str) -> None:
+        """Store a volume; the PV controller gives one without a phase its first phase:
+        ``Available`` when it is free or only pre-bound by name (``claimRef`` without a uid),
+        so that claims may bind to it. A volume read with its phase keeps it."""
+        if volume.phase == "Pending" and (volume.claim_ref is None or not volume.claim_ref.uid):
+            volume = replace(volume, phase="Available")
+        self.state.put_storage(volume, f"PersistentVolume {volume.name} {why}")
+        self.sync_all()
+
     # -- StatefulSet ----------------------------------------------------------------------
 
     def stateful_set_pod(self, ss: StatefulSetState, pod: Pod, ordinal: int) -> Pod:
