@@ -6,6 +6,18 @@ selector value, image, inline disk identity and uid is replaced consistently (th
 original always gets the same stand-in, wherever it appears), and free text the scheduler
 never reads (annotations, environment, commands, addresses) is dropped, so that decisions
 on the snapshot are the decisions on the cluster, under other names.
+
+Storage objects are linked by name, and every link is renamed from one table: claims
+(pod volumes, PV ``claimRef``), volumes (``volumeName``, VolumeAttachment sources),
+StorageClasses (claims, volumes, claim templates, CSIStorageCapacities, the beta class
+annotation), nodes (CSINodes are named as their node; ``selected-node``), and label
+values under the same key in node labels, PV node affinity, ``allowedTopologies`` and
+capacity ``nodeTopology``. Names that controllers derive keep their derivation
+(``<set>-<ordinal>`` pods, ``<template>-<set>-<ordinal>`` and ``<pod>-<volume>`` claims).
+CSI driver names and provisioners are kept: they name storage software, not the user's
+data, and the volume plugins match them across CSIDrivers, CSINodes, StorageClasses,
+volumes and the in-tree plugins they replace. Volume handles and disk identities get
+stand-ins; StorageClass parameters, secrets and volume attributes are dropped.
 """
 
 from __future__ import annotations
