@@ -29,8 +29,8 @@ class SimEvent:
 
     time: int
     kind: str
-    """``created``, ``scheduled``, ``deleted``, ``evicted``, ``preempted``, ``node`` or
-    ``note``."""
+    """``created``, ``scheduled``, ``deleted``, ``evicted``, ``preempted``, ``node``,
+    ``volume`` (a storage object created, bound, provisioned or deleted) or ``note``."""
     pod: str = ""
     """``namespace/name`` for pod events."""
     node: str = ""

@@ -41,6 +41,11 @@ nodes; the scheduler-wide ``percentageOfNodesToScore`` of the configuration, a p
 own value overriding it) and starts where the previous cycle's search left off, as a
 scheduler with parallelism 1 would; a lone feasible node is taken without scoring.
 
+Volumes (:mod:`.volumes`): when a cycle picks a node for a pod with claims, VolumeBinding's
+PreBind runs before the binding — the claims it matched get their volumes, the ones to
+provision the selected node — and the PV controller and provisioner finish in the same
+instant; the storage objects are listed to every cycle like the workloads.
+
 The scheduler's view is ONE long-lived :class:`Snapshot`, updated incrementally as pods
 are bound or deleted and nodes change (kube-scheduler's cache).
 
