@@ -250,3 +250,10 @@ def test_every_binding_and_provisioning_is_an_event_of_kind_volume_before_the_po
     before = [k for k in kinds[:scheduled] if k[0] == "volume"]
     assert ("volume", "", "PersistentVolume") in before
     assert "volumes provisioned: logs-db-0 in topology.kubernetes.io/zone=zone-a" in (step.notes[0])
+
+
+def test_a_claim_written_before_its_volume_binds_it_rather_than_provisioning_another():
+    initial, placed = run(HERE / "claim-before-volume.yaml")
+    assert initial.claims["data"].spec.volume_name == "made-by-hand"
+    assert list(initial.volumes) == ["made-by-hand"]
+    assert placed.pods["app"] == "node-zone-b-1"

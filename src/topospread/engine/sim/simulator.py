@@ -353,15 +353,20 @@ class Simulator:
 
     def _initial(self) -> None:
         self._check_supported(self.scenario.objects)
-        for obj in self.scenario.objects:
-            self._create(obj)
+        self._create_all(self.scenario.objects)
+
+    def _create_all(self, objects: Sequence[ScenarioObject]) -> None:
+        # The volume controllers see the objects once all of them exist, so that a claim
+        # finds the volume written after it, in any order.
+        with self.volumes.deferred():
+            for obj in objects:
+                self._create(obj)
 
     def _apply(self, step: Step) -> None:
         action = step.action
         if isinstance(action, Apply):
             self._check_supported(action.objects)
-            for obj in action.objects:
-                self._create(obj)
+            self._create_all(action.objects)
         elif isinstance(action, Scale):
             self._scale(action)
         elif isinstance(action, Rollout):
@@ -472,7 +477,8 @@ class Simulator:
             state.replication_controllers[key] = obj
             self._objects_changed()
         elif isinstance(obj, PersistentVolumeClaim):
-            # Replaced as a new claim: the PV controller binds it again if it can.
+            # Replaced as a new claim (an ephemeral claim made for a pod written before it,
+            # say): the PV controller binds it again if it can.
             self.state.claims.pop(key, None)
             self.volumes.create_claim(obj, "applied")
         elif isinstance(obj, PersistentVolume):
@@ -482,7 +488,7 @@ class Simulator:
         ):
             what = f"{type(obj).__name__} {obj.metadata.name} applied"
             state.put_storage(obj, what)
-            # A new volume or class may be what an unbound claim was waiting for.
+            # A new class may be what an unbound claim was waiting for.
             self.volumes.sync_all()
         else:
             self._notes.append(f"{type(obj).__name__} {obj.metadata.name}: not simulated")
@@ -653,14 +659,14 @@ class Simulator:
     def pod_created(self, record: PodRecord) -> None:
         """A pod exists: bound pods join the snapshot, pending ones the active queue."""
         self._log("created", pod=record.key)
+        # The ephemeral volume controller creates the pod's claims before it is scheduled.
+        self.volumes.pod_created(record)
         if record.node_name:
             info = self.snapshot.get(record.node_name)
             if info is not None:
                 info.add_pod(record.pod)
             self._cluster_event()
             return
-        # The ephemeral volume controller creates the pod's claims before it is scheduled.
-        self.volumes.pod_created(record)
         self._queued[record.key] = _Queued(record)
         if record.pod.nominated_node_name:
             # The queue's Add: a pod created with status.nominatedNodeName keeps it.

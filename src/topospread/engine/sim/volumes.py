@@ -44,13 +44,15 @@ sees its ``Immediate`` claim unbound, nor waits for its ephemeral claim); deleti
 immediate (no ``kubernetes.io/pvc-protection`` finalizer wait); a deleted claim's
 provisioned volume is deleted (the classes' default ``reclaimPolicy: Delete``), a static
 volume is left ``Released``; claims of a deleted StatefulSet are not collected (scenarios
-never delete one); VolumeAttachments are held as given (nothing attaches or detaches).
+never delete one); VolumeAttachments and CSIStorageCapacities are held as given (nothing
+attaches or detaches, provisioning does not use up capacity).
 Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from fractions import Fraction
 from typing import Final
@@ -296,6 +298,23 @@ class VolumeControllers:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        self._deferred: list[PodRecord] | None = None
+        """While objects are being applied: the pods created so far (None otherwise)."""
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Hold the controllers while a batch of objects is created, then let them act on
+        all of it: ephemeral claims for the new pods that still lack them, then every
+        unbound claim."""
+        self._deferred = []
+        try:
+            yield
+        finally:
+            pods, self._deferred = self._deferred, None
+            for record in pods:
+                if self.state.pods.get(record.key) is record:
+                    self.pod_created(record)
+            self.sync_all()
 
     # -- admission and creation -----------------------------------------------------------
 
@@ -329,7 +348,8 @@ class VolumeControllers:
         """Admit and store a claim, then let the PV controller act on it."""
         claim = self.admit_claim(claim)
         self.state.put_storage(claim, f"PersistentVolumeClaim {claim.key} created ({why})")
-        self.sync_claim(claim)
+        if self._deferred is None:
+            self.sync_claim(claim)
         return self.state.claims.get((claim.namespace, claim.name), claim)
 
     def add_volume(self, volume: PersistentVolume, why: str) -> None:
@@ -371,6 +391,9 @@ class VolumeControllers:
 
     def pod_created(self, record: PodRecord) -> None:
         """The ephemeral volume controller: a claim for each ephemeral volume."""
+        if self._deferred is not None:
+            self._deferred.append(record)
+            return
         pod = record.pod
         for volume in pod.volumes:
             if volume.ephemeral is None:
@@ -435,7 +458,9 @@ class VolumeControllers:
     # -- the PV controller and the provisioner --------------------------------------------
 
     def sync_all(self) -> None:
-        """Resync every unbound claim (a volume or class appeared, a node changed)."""
+        """Resync every unbound claim (a volume or class appeared)."""
+        if self._deferred is not None:
+            return
         for claim in list(self.state.claims.values()):
             if claim.phase != "Bound":
                 self._sync_key(claim.namespace, claim.name)
