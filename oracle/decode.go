@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 )
@@ -63,6 +65,10 @@ type Cluster struct {
 	// the volume plugins (VolumeBinding, VolumeZone, NodeVolumeLimits,
 	// VolumeRestrictions) read them through the informers of the fake clientset.
 	Storage []runtime.Object
+	// DRA holds the ResourceClaims, ResourceClaimTemplates, DeviceClasses and
+	// ResourceSlices (resource.k8s.io/v1), in input order: DynamicResources reads them
+	// through the DRA manager's informers over the fake clientset.
+	DRA []runtime.Object
 	// Incoming is the pod to schedule; the API server (and so DefaultPreemption's pod
 	// lister, which re-reads the preemptor) knows it.
 	Incoming *v1.Pod
@@ -87,6 +93,10 @@ var wantedKinds = map[string]string{
 	"CSIDriver":             "storage.k8s.io/v1",
 	"CSIStorageCapacity":    "storage.k8s.io/v1",
 	"VolumeAttachment":      "storage.k8s.io/v1",
+	"ResourceClaim":         "resource.k8s.io/v1",
+	"ResourceClaimTemplate": "resource.k8s.io/v1",
+	"DeviceClass":           "resource.k8s.io/v1",
+	"ResourceSlice":         "resource.k8s.io/v1",
 }
 
 var deserializer = legacyscheme.Codecs.UniversalDeserializer()
@@ -340,6 +350,33 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 					return nil, &inputError{source: in.source, err: err}
 				}
 				c.Storage = append(c.Storage, o)
+			case *resourcev1.ResourceClaim:
+				if err := addWorkload(in.source, "ResourceClaim", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
+				c.DRA = append(c.DRA, o)
+			case *resourcev1.ResourceClaimTemplate:
+				if err := addWorkload(in.source, "ResourceClaimTemplate", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
+				c.DRA = append(c.DRA, o)
+			case *resourcev1.DeviceClass, *resourcev1.ResourceSlice:
+				// Cluster-scoped: one per kind and name.
+				meta, kind := &metav1.ObjectMeta{}, "DeviceClass"
+				if dc, ok := o.(*resourcev1.DeviceClass); ok {
+					meta = &dc.ObjectMeta
+				} else {
+					meta, kind = &o.(*resourcev1.ResourceSlice).ObjectMeta, "ResourceSlice"
+				}
+				if meta.Name == "" {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("%s without metadata.name", kind)}
+				}
+				key := kind + " " + meta.Name
+				if prev, dup := workloadKeys[key]; dup {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("duplicate %s (first in %s)", key, prev)}
+				}
+				workloadKeys[key] = in.source
+				c.DRA = append(c.DRA, o)
 			case *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode, *storagev1.CSIDriver, *storagev1.VolumeAttachment:
 				// Cluster-scoped: one per kind and name.
 				meta, kind := clusterScopedMeta(o)

@@ -321,6 +321,7 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 	}
 	// The volume plugins list and get claims, volumes, classes and CSI objects.
 	objs = append(objs, cluster.Storage...)
+	objs = append(objs, cluster.DRA...)
 	if cluster.Incoming != nil {
 		objs = append(objs, cluster.Incoming)
 	}
@@ -393,6 +394,9 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 		if !ok {
 			return fail(fmt.Errorf("informer for %v did not sync", typ))
 		}
+	}
+	if err := waitForDRA(ctx, draManager, cluster); err != nil {
+		return fail(err)
 	}
 	return &schedulerHarness{fw: fw, snapshot: snapshot, cache: schedCache, preemption: preemptionPlugin}, stop, nil
 }
