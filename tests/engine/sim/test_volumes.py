@@ -10,8 +10,10 @@ from pathlib import Path
 
 from topospread.engine.sim.result import StepResult
 from topospread.engine.sim.simulator import SimProgress, Simulator
+from topospread.engine.sim.volumes import find_volume_for_claim
 from topospread.io.scenarios import load_scenario
-from topospread.model.objects import LABEL_TOPOLOGY_ZONE
+from topospread.model.objects import LABEL_TOPOLOGY_ZONE, ObjectMeta, PersistentVolumeClaimSpec
+from topospread.model.quantity import parse_quantity
 from topospread.model.storage import (
     ANN_SELECTED_NODE,
     PersistentVolume,
@@ -257,3 +259,33 @@ def test_a_claim_written_before_its_volume_binds_it_rather_than_provisioning_ano
     assert initial.claims["data"].spec.volume_name == "made-by-hand"
     assert list(initial.volumes) == ["made-by-hand"]
     assert placed.pods["app"] == "node-zone-b-1"
+
+
+def test_the_pv_controller_prefers_volumes_with_the_fewest_extra_access_modes_over_smaller_ones():
+    def volume(name: str, size: str, *modes: str) -> PersistentVolume:
+        return PersistentVolume(
+            ObjectMeta(name=name),
+            capacity=parse_quantity(size),
+            access_modes=modes,
+            storage_class_name="manual",
+            phase="Available",
+        )
+
+    claim = PersistentVolumeClaim(
+        ObjectMeta(name="data", namespace="default", uid="u1"),
+        PersistentVolumeClaimSpec(
+            access_modes=("ReadWriteOnce",),
+            storage_request=parse_quantity("1Gi"),
+            storage_class_name="manual",
+        ),
+    )
+    volumes = [
+        volume("small-shared", "2Gi", "ReadWriteOnce", "ReadOnlyMany"),
+        volume("large-exclusive", "8Gi", "ReadWriteOnce"),
+        volume("smaller-exclusive", "4Gi", "ReadWriteOnce"),
+        volume("read-only", "1Gi", "ReadOnlyMany"),
+    ]
+    found = find_volume_for_claim(claim, volumes, delay_binding=False)
+    assert found is not None
+    assert found.name == "smaller-exclusive"
+    assert find_volume_for_claim(claim, volumes, delay_binding=True) is None

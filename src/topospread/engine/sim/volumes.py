@@ -17,9 +17,11 @@ placement depends on it:
   deleted with it by the garbage collector.
 * **PersistentVolume controller** (``pkg/controller/volume/persistentvolume``): a claim
   pre-bound to a volume (``spec.volumeName``) is bound to it; an unbound claim is bound to
-  the smallest matching available volume (``FindMatchingVolume`` without a node), or to a
-  volume pre-bound to it; for ``WaitForFirstConsumer`` classes only once the scheduler has
-  chosen (a volume given the claim's reference, or the ``selected-node`` annotation).
+  a volume pre-bound to it, else to the smallest matching Available volume among those
+  with the fewest access modes that include the claim's (``findByClaim``); for
+  ``WaitForFirstConsumer`` classes only once the scheduler has chosen (a volume given the
+  claim's reference, or the ``selected-node`` annotation). A new volume without a phase
+  becomes Available (free, or pre-bound by name only).
 * **Provisioning** (what an external provisioner does): a claim of a class with a
   provisioner and no matching volume gets volume ``pvc-<claim uid>``: capacity the claim's
   request, its access modes and volume mode, the class, a ``claimRef``, phase Bound, a CSI
@@ -101,6 +103,7 @@ __all__ = [
     "claim_owner_references",
     "ephemeral_claim",
     "find_matching_volume",
+    "find_volume_for_claim",
     "provisioned_volume_name",
     "stateful_set_claim_name",
     "stateful_set_claims",
@@ -168,7 +171,7 @@ def claim_owner_references(
     delete_deleted = ss.claim_retention_when_deleted == "Delete"
     if delete_scaled and scaled_down:
         kept.append(OwnerReference("v1", "Pod", pod.name, pod.metadata.uid, controller=True))
-    elif delete_deleted and not (delete_scaled and scaled_down):
+    elif delete_deleted:
         kept.append(
             OwnerReference("apps/v1", "StatefulSet", ss.metadata.name, ss_uid, controller=True)
         )
@@ -216,6 +219,24 @@ def ephemeral_claim(pod: Pod, volume: PodVolume) -> PersistentVolumeClaim:
 # -- the PV controller's matching ---------------------------------------------------------------
 
 
+def find_volume_for_claim(
+    claim: PersistentVolumeClaim, volumes: Iterable[PersistentVolume], *, delay_binding: bool
+) -> PersistentVolume | None:
+    """The PV controller's ``findByClaim``: volumes grouped by their set of access modes;
+    of the groups offering every mode the claim asks for, fewest modes first (then by
+    name, where upstream's order is unspecified), the first group with a match decides
+    (:func:`find_matching_volume`)."""
+    groups: dict[frozenset[str], list[PersistentVolume]] = {}
+    for volume in volumes:
+        groups.setdefault(frozenset(volume.access_modes), []).append(volume)
+    wanted = set(claim.spec.access_modes)
+    for modes in sorted((m for m in groups if wanted <= m), key=lambda m: (len(m), sorted(m))):
+        found = find_matching_volume(claim, groups[modes], delay_binding=delay_binding)
+        if found is not None:
+            return found
+    return None
+
+
 def find_matching_volume(
     claim: PersistentVolumeClaim,
     volumes: Iterable[PersistentVolume],
@@ -226,7 +247,7 @@ def find_matching_volume(
     pre-bound to the claim (it wins outright), else — unless the claim's class waits for
     its first consumer, whose volumes the scheduler chooses — the smallest Available
     volume of the claim's class that fits its request, volume mode, attributes class and
-    selector (access modes are not compared on this path, as upstream)."""
+    selector, the first of equally small ones."""
     request = claim.spec.storage_request.amount if claim.spec.storage_request is not None else 0
     wanted_class = claim_class(claim)
     best: PersistentVolume | None = None
@@ -488,7 +509,7 @@ class VolumeControllers:
             storage_class is not None
             and storage_class.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER
         )
-        found = find_matching_volume(claim, volumes.values(), delay_binding=delay)
+        found = find_volume_for_claim(claim, volumes.values(), delay_binding=delay)
         if found is not None:
             self._bind(claim, found, by_controller=True)
             return
