@@ -74,6 +74,9 @@ def test_fixture_agrees_with_upstream(oracle: Any, path: Path) -> None:
 # -- random volume scenarios ---------------------------------------------------------------------
 
 ZONES = ("a", "b", "c")
+BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+MIGRATED_PLUGINS = ["kubernetes.io/gce-pd", "kubernetes.io/aws-ebs", "kubernetes.io/cinder"]
+MIGRATED_ZONE_KEYS = ("topology.gke.io/zone", "topology.ebs.csi.aws.com/zone")
 SIZES = ("1Gi", "2Gi", "5Gi", "5Gi", "10Gi", "20Gi", "1500Mi")
 TRACKED_DRIVER = "tracked.csi.example.com"
 PLAIN_DRIVER = "csi.example.com"
@@ -86,6 +89,9 @@ def _draw_volume_scenario(rng: random.Random, index: int) -> Scenario:
         labels = {"kubernetes.io/hostname": name, ZONE: rng.choice(ZONES)}
         if rng.random() < 0.3:
             labels["disk"] = "ssd"
+        for key in MIGRATED_ZONE_KEYS:
+            if rng.random() < 0.3:
+                labels[key] = rng.choice(ZONES)
         objects.append(
             {
                 "apiVersion": "v1",
@@ -94,6 +100,22 @@ def _draw_volume_scenario(rng: random.Random, index: int) -> Scenario:
                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
             }
         )
+    for name in nodes:
+        if rng.random() < 0.3:
+            plugins = rng.sample(MIGRATED_PLUGINS, rng.randint(1, len(MIGRATED_PLUGINS)))
+            objects.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSINode",
+                    "metadata": {
+                        "name": name,
+                        "annotations": {
+                            "storage.alpha.kubernetes.io/migrated-plugins": ",".join(plugins)
+                        },
+                    },
+                    "spec": {"drivers": []},
+                }
+            )
     classes: list[dict[str, Any]] = [
         _class("local", "kubernetes.io/no-provisioner", wait=True),
         _class("immediate", PLAIN_DRIVER, wait=False),
@@ -201,8 +223,11 @@ def _affinity(rng: random.Random, nodes: Sequence[str]) -> dict[str, Any] | None
     roll = rng.random()
     if roll < 0.3:
         return None
-    if roll < 0.7:
+    if roll < 0.6:
         expr = {"key": ZONE, "operator": "In", "values": _some(rng, ZONES, 1.0)}
+    elif roll < 0.7:
+        key = rng.choice(("failure-domain.beta.kubernetes.io/zone", *MIGRATED_ZONE_KEYS))
+        expr = {"key": key, "operator": "In", "values": _some(rng, ZONES, 1.0)}
     elif roll < 0.9:
         expr = {"key": "kubernetes.io/hostname", "operator": "In", "values": [rng.choice(nodes)]}
     else:
@@ -223,6 +248,29 @@ def _volume(
     }
     if rng.random() < 0.1:
         spec["volumeMode"] = "Block"
+    if rng.random() < 0.1:
+        spec["volumeAttributesClassName"] = "gold"
+    meta: dict[str, Any] = {"name": name}
+    roll = rng.random()
+    if roll < 0.15:
+        del spec["csi"]
+        spec["gcePersistentDisk"] = {"pdName": name}
+    elif roll < 0.3:
+        del spec["csi"]
+        volume_id = rng.choice((f"vol-{name}", f"aws://a/vol-{name}", "aws://a/bad", "aws://a"))
+        spec["awsElasticBlockStore"] = {"volumeID": volume_id}
+    if roll < 0.3 and rng.random() < 0.5:
+        zone_key = rng.choice((ZONE, "failure-domain.beta.kubernetes.io/zone"))
+        zones = rng.choice(
+            (
+                "__".join(_some(rng, ZONES, 1.0) or ["a"]),
+                "us-east1-b__us-east1-c",
+                "us-east1-b__us-west1-a",
+            )
+        )
+        meta["labels"] = {zone_key: zones}
+    if rng.random() < 0.05:
+        meta.setdefault("annotations", {})[BETA_CLASS] = rng.choice(("local", "wffc"))
     affinity = _affinity(rng, nodes)
     if affinity is not None:
         spec["nodeAffinity"] = affinity
@@ -230,9 +278,8 @@ def _volume(
     if phase != "Available" or rng.random() < 0.15:
         claim = rng.choice(claims)
         spec["claimRef"] = {"name": claim, "namespace": "default", "uid": f"uid-{claim}"}
-    meta: dict[str, Any] = {"name": name}
     if rng.random() < 0.3:
-        meta["labels"] = {"tier": rng.choice(("fast", "slow"))}
+        meta.setdefault("labels", {})["tier"] = rng.choice(("fast", "slow"))
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -273,6 +320,10 @@ def _claim(
         spec["selector"] = {"matchLabels": {"tier": "fast"}}
     if rng.random() < 0.05:
         spec["volumeMode"] = "Block"
+    if rng.random() < 0.05:
+        spec["volumeAttributesClassName"] = "gold"
+    if rng.random() < 0.05:
+        meta.setdefault("annotations", {})[BETA_CLASS] = rng.choice(("local", "wffc", ""))
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -288,7 +339,7 @@ CLAIM_CLASSES = (
     *("tracked",) * 4,
     *("noprov", "immediate", "missing", None),
 )
-RANDOM_SEED = 12
+RANDOM_SEED = int(os.environ.get("TOPOSPREAD_VOLUME_DIFF_SEED", "12"))
 RANDOM_COUNT = int(os.environ.get("TOPOSPREAD_VOLUME_DIFF_N", "2000"))
 
 
@@ -304,5 +355,6 @@ def test_random_volume_scenarios_agree_with_upstream(
         f"{len(comparison.upstream_random)} explained by upstream randomness"
     )
     assert not comparison.disagreements, comparison.report(
-        f"TOPOSPREAD_VOLUME_DIFF_N={RANDOM_COUNT} pytest {__file__}"
+        f"TOPOSPREAD_VOLUME_DIFF_SEED={RANDOM_SEED} TOPOSPREAD_VOLUME_DIFF_N={RANDOM_COUNT} "
+        f"pytest {__file__}"
     )

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import Final
 
 from topospread.framework.node_info import ClusterObjects
@@ -227,7 +228,13 @@ def check_node_affinity(volume: PersistentVolume, node_labels: Mapping[str, str]
     if volume.node_affinity is None:
         return True
     node = Node(ObjectMeta(name="", labels=node_labels))
-    return LazyErrorNodeSelector.parse(volume.node_affinity).match(node)
+    return _parsed(volume.node_affinity).match(node)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(selector: NodeSelector) -> LazyErrorNodeSelector:
+    # Volumes are matched against every node: parse each distinct affinity once.
+    return LazyErrorNodeSelector.parse(selector)
 
 
 def _claim_key(claim: PersistentVolumeClaim) -> str:
@@ -424,8 +431,8 @@ def translate_volume_for_node(
 ) -> PersistentVolume:
     """``tryTranslatePVToCSI``: a migratable in-tree volume as its CSI driver sees it, when
     the node's CSINode lists the plugin in ``storage.alpha.kubernetes.io/migrated-plugins``;
-    only the node affinity matters here. Raises :class:`BinderError` for an Azure disk of a
-    kind CSI migration does not support."""
+    only the node affinity matters here. Raises :class:`BinderError` where the translator
+    fails (:func:`_translation_error`)."""
     source = volume.in_tree
     if source is None or source.kind not in _IN_TREE_PLUGINS:
         return volume
@@ -435,15 +442,63 @@ def translate_volume_for_node(
     migrated = csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS, "")
     if plugin not in (migrated.split(",") if migrated else []):
         return volume
-    if source.kind == "azureDisk":
-        kind = source.fields.get("kind")
-        if kind is not None and kind.lower() != "managed":
-            raise BinderError(
-                f"could not translate pv: kind({kind}) is not supported in csi migration"
-            )
+    problem = _translation_error(volume)
+    if problem is not None:
+        raise BinderError(f"could not translate pv: {problem}")
     if csi_key is None:
         return volume
     return _translate_topology(volume, csi_key)
+
+
+def _gce_region_error(zones: Sequence[str]) -> str | None:
+    # gceGetRegionFromZones: every zone {locale}-{region}-{zone}, all in one region.
+    regions = set()
+    for zone in zones:
+        parts = zone.split("-")
+        if len(parts) != 3:
+            return (
+                f"zone in unexpected format, expected: {{locale}}-{{region}}-{{zone}}, got: {zone}"
+            )
+        regions.add("-".join(parts[:2]))
+    if len(regions) != 1:
+        listed = " ".join(f"{region}:{{}}" for region in sorted(regions))
+        return f"multiple or no regions gotten from zones, got: map[{listed}]"
+    return None
+
+
+def _translation_error(volume: PersistentVolume) -> str | None:
+    """Why the in-tree translator (``TranslateInTreePVToCSI``) fails on this volume: an
+    Azure disk of another kind than managed, a GCE PD labelled with zones of no single
+    region, an EBS volume id ``aws://...`` that names no ``vol-`` volume."""
+    source = volume.in_tree
+    if source is None:
+        return None
+    if source.kind == "azureDisk":
+        kind = source.fields.get("kind")
+        if kind is not None and kind.lower() != "managed":
+            return f"kind({kind}) is not supported in csi migration"
+    elif source.kind == "gcePersistentDisk":
+        labels = volume.metadata.labels
+        zones_label = labels.get(_LABEL_BETA_ZONE, "") or labels.get(LABEL_TOPOLOGY_ZONE, "")
+        zones = zones_label.split(_MULTI_ZONE_DELIMITER)
+        if len(zones) > 1:
+            problem = _gce_region_error(zones)
+            if problem is not None:
+                return f"failed to get region from zones: {problem}"
+    elif source.kind == "awsElasticBlockStore":
+        volume_id = source.fields.get("volumeID", "")
+        if volume_id.startswith("aws://"):
+            # url.Parse then the path without slashes; the host (the zone) is ignored.
+            rest = volume_id[len("aws://") :]
+            path = rest[rest.find("/") :] if "/" in rest else ""
+            path = path.split("?", 1)[0].split("#", 1)[0]
+            aws_id = path.strip("/")
+            if not aws_id.startswith("vol-") or "/" in aws_id:
+                return (
+                    "failed to translate Kubernetes ID to EBS Volume ID "
+                    f"Invalid format for AWS volume ({volume_id})"
+                )
+    return None
 
 
 @dataclass(frozen=True, slots=True)

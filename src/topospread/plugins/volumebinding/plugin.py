@@ -96,6 +96,8 @@ class VolumeBinding:
 
     def __init__(self, args: VolumeBindingArgs, handle: Handle, features: Features) -> None:
         self._handle = handle
+        self.bind_timeout_seconds = args.bind_timeout_seconds
+        """How long a scheduler's PreBind waits for the claims to be bound."""
         self._scorer: VolumeCapacityScorer | None = (
             build_scorer(args.shape) if features.enable_storage_capacity_scoring else None
         )
