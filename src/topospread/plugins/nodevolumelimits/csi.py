@@ -55,7 +55,12 @@ from topospread.framework.interfaces import (
 from topospread.framework.node_info import ClusterObjects, NodeInfo
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import Pod, PodVolume
-from topospread.model.storage import BETA_STORAGE_CLASS_ANNOTATION, CSINode, PersistentVolumeClaim
+from topospread.model.storage import (
+    BETA_STORAGE_CLASS_ANNOTATION,
+    CSINode,
+    PersistentVolumeClaim,
+    VolumeAttachment,
+)
 from topospread.plugins import names
 from topospread.plugins.nodevolumelimits.csi_translation import (
     Translated,
@@ -138,7 +143,12 @@ def _unique_name(driver: str, handle: str) -> str:
 class CSILimits:
     """Rejects nodes where the pod's CSI volumes would exceed a driver's attach limit."""
 
-    __slots__ = ("_enable_volume_limit_scaling", "_objects", "_random_prefix")
+    __slots__ = (
+        "_attachments_by_node",
+        "_enable_volume_limit_scaling",
+        "_objects",
+        "_random_prefix",
+    )
 
     def __init__(self, objects: ClusterObjects, features: Features = Features()) -> None:
         self._objects = objects
@@ -146,6 +156,7 @@ class CSILimits:
         # Handles of claims counted through their class carry a random prefix, as
         # upstream's do, so that they never equal a real volume's handle.
         self._random_prefix = "".join(secrets.choice(_RANDOM_ALPHABET) for _ in range(32))
+        self._attachments_by_node: dict[str, list[VolumeAttachment]] | None = None
 
     @property
     def name(self) -> str:
@@ -318,8 +329,15 @@ class CSILimits:
 
     def _attachments(self, node_name: str) -> dict[str, str]:
         """``getNodeVolumeAttachmentInfo``: the node's VolumeAttachments of CSI PVs."""
+        if self._attachments_by_node is None:
+            # Indexed by node once (upstream's informer index): the objects a plugin
+            # instance sees do not change; frameworks are rebuilt when they do.
+            index: dict[str, list[VolumeAttachment]] = {}
+            for attachment in self._objects.volume_attachments:
+                index.setdefault(attachment.node_name, []).append(attachment)
+            self._attachments_by_node = index
         found: dict[str, str] = {}
-        for attachment in self._objects.volume_attachments_on(node_name):
+        for attachment in self._attachments_by_node.get(node_name, ()):
             if not attachment.attacher or attachment.persistent_volume_name is None:
                 continue
             pv = self._objects.persistent_volume(attachment.persistent_volume_name)
