@@ -132,7 +132,6 @@ def test_driver_names_and_provisioners_are_kept_and_private_identities_are_not()
 def test_the_storage_kinds_are_read_from_live_clusters() -> None:
     kinds = {r.kind for r in SCHEDULER_RESOURCES}
     assert {r.kind for r in STORAGE_RESOURCES} <= kinds
-    assert "PriorityClass" in kinds
     assert {r.kind for r in STORAGE_RESOURCES} == {
         "PersistentVolume",
         "PersistentVolumeClaim",

@@ -200,3 +200,24 @@ def test_csi_nodes_and_attachments_check_their_driver_and_node_names() -> None:
         "must specify exactly one of inlineVolumeSpec and persistentVolumeName",
         f's.yaml: VolumeAttachment va: spec.nodeName: Invalid value: "Node_1": {SUBDOMAIN}',
     ]
+
+
+def test_a_stateful_sets_claim_templates_and_retention_policy_are_checked() -> None:
+    stateful_set = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "persistentVolumeClaimRetentionPolicy": {"whenScaled": "Keep"},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}],
+        },
+    }
+    assert _problems(stateful_set) == [
+        "s.yaml: StatefulSet default/web: spec.persistentVolumeClaimRetentionPolicy.whenScaled: "
+        'Unsupported value: "Keep": supported values: "Retain", "Delete"',
+        "s.yaml: StatefulSet default/web: spec.volumeClaimTemplates[0].spec.accessModes: "
+        "Required value: at least 1 access mode is required",
+        "s.yaml: StatefulSet default/web: spec.volumeClaimTemplates[0].spec.resources[storage]: "
+        "Required value",
+    ]

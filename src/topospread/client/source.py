@@ -117,12 +117,11 @@ SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     STATEFUL_SETS,
     DEPLOYMENTS,
     POD_DISRUPTION_BUDGETS,
-    PRIORITY_CLASSES,
     *STORAGE_RESOURCES,
 )
 """What kube-scheduler's informers watch that topospread models, plus Deployments (the
-owners of ReplicaSets, for the simulator and audit) and PriorityClasses (the Priority
-admission of pods that are not stored yet: manifests, the simulator's new pods)."""
+owners of ReplicaSets, for the simulator and audit). PriorityClasses are not listed: pods
+read from a server carry their resolved priority, and the simulator refuses the kind."""
 
 AUDIT_RESOURCES: tuple[Resource, ...] = (*SCHEDULER_RESOURCES, DAEMON_SETS, JOBS, CRON_JOBS)
 """What ``audit`` reads: the scheduler's objects and every workload kind that owns pods."""

@@ -935,9 +935,30 @@ def validate_replica_set(rs: ReplicaSet) -> list[FieldError]:
 
 
 def validate_stateful_set(ss: StatefulSet) -> list[FieldError]:
-    """``ValidateStatefulSet`` for labels and ``spec.selector``."""
+    """``ValidateStatefulSet`` for labels, ``spec.selector`` and the claim templates."""
     errs = validate_labels(ss.metadata.labels, "metadata.labels")
     errs.extend(_validate_workload_selector(ss.selector, "statefulset"))
+    errs.extend(_validate_stateful_set_claims(ss))
+    return errs
+
+
+def _validate_stateful_set_claims(ss: StatefulSet) -> list[FieldError]:
+    # ValidateStatefulSetSpec: the retention policy's two values, then each template's spec
+    # (validateVolumeClaimTemplates checks no template metadata).
+    errs: list[FieldError] = []
+    where = "spec.persistentVolumeClaimRetentionPolicy"
+    for name, value in (
+        ("whenDeleted", ss.claim_retention_when_deleted),
+        ("whenScaled", ss.claim_retention_when_scaled),
+    ):
+        if value not in ("Retain", "Delete"):
+            errs.append(FieldError.not_supported(_child(where, name), value, ["Retain", "Delete"]))
+    for i, template in enumerate(ss.volume_claim_templates):
+        errs.extend(
+            validate_persistent_volume_claim_spec(
+                template.spec, _child(_index("spec.volumeClaimTemplates", i), "spec")
+            )
+        )
     return errs
 
 
@@ -1378,6 +1399,7 @@ def validate_workload_spec(
                     "spec.updateStrategy", obj.update_strategy, ["OnDelete", "RollingUpdate"]
                 )
             )
+        errs.extend(_validate_stateful_set_claims(obj))
     if isinstance(obj, Deployment):
         errs.extend(validate_deployment_strategy(obj.strategy, "spec.strategy"))
     return errs
