@@ -602,6 +602,11 @@ _AZURE_DISK_DEFAULTS: Final[Mapping[str, str]] = {
 }
 
 
+_VOLUME_PLUGIN_SOURCES: Final = frozenset(
+    {"persistentVolumeClaim", "ephemeral", "csi", *IN_TREE_MIGRATABLE_SOURCES}
+)
+"""The pod volume sources the volume plugins read; other volumes are not looked at."""
+
 _INLINE_VOLUME_FIELDS: Final = (
     "gcePersistentDisk",
     "gcePersistentDisk.pdName",
@@ -704,6 +709,8 @@ def _claim_template(
 
 
 def _pod_volume(r: _Reader, volume: Mapping[str, Any], p: str, namespace: str) -> PodVolume | None:
+    if _VOLUME_PLUGIN_SOURCES.isdisjoint(volume):
+        return None
     claim = r.obj(volume, "persistentVolumeClaim", p)
     ephemeral = r.obj(volume, "ephemeral", p)
     # _inline_volume has already reported the fields it reads of GCE PD and AWS EBS.
