@@ -487,3 +487,59 @@ def test_bad_shape_is_a_config_error() -> None:
                 shape=(UtilizationShapePoint(50, 1), UtilizationShapePoint(10, 2))
             ),
         )
+
+
+@pytest.mark.parametrize(
+    ("source", "labels", "error"),
+    [
+        (
+            InTreeSource("awsElasticBlockStore", {"volumeID": "aws://zone-a/bad"}),
+            {},
+            "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+            "Invalid format for AWS volume (aws://zone-a/bad)",
+        ),
+        (InTreeSource("awsElasticBlockStore", {"volumeID": "aws://zone-a/vol-1"}), {}, None),
+        (
+            InTreeSource("gcePersistentDisk", {"pdName": "d"}),
+            {ZONE: "us-east1-b__us-west1-a"},
+            "could not translate pv: failed to get region from zones: multiple or no regions "
+            "gotten from zones, got: map[us-east1:{} us-west1:{}]",
+        ),
+        # One region: translated, and the zones become topology.gke.io/zone, which n1 lacks.
+        (
+            InTreeSource("gcePersistentDisk", {"pdName": "d"}),
+            {ZONE: "us-east1-b__us-east1-c"},
+            ERR_REASON_NODE_CONFLICT,
+        ),
+        (
+            InTreeSource("azureDisk", {"diskName": "d", "kind": "Shared"}),
+            {},
+            "could not translate pv: kind(Shared) is not supported in csi migration",
+        ),
+    ],
+)
+def test_csi_translation_errors(
+    source: InTreeSource, labels: dict[str, str], error: str | None
+) -> None:
+    plugin_of = {
+        "awsElasticBlockStore": "kubernetes.io/aws-ebs",
+        "gcePersistentDisk": "kubernetes.io/gce-pd",
+        "azureDisk": "kubernetes.io/azure-disk",
+    }
+    volume = pv("v", phase="Bound", claim_ref="c", in_tree=source, labels=labels)
+    migrated = CSINode(
+        ObjectMeta(name="n1", annotations={ANN_MIGRATED_PLUGINS: plugin_of[source.kind]})
+    )
+    _, filters, _ = run(
+        pod_with("c"),
+        claims=(claim("c", volume="v", bound=True),),
+        volumes=(volume,),
+        nodes=(NODES[0],),
+        csi_nodes=(migrated,),
+    )
+    if error is None:
+        assert filters == {"n1": None}
+    elif error == ERR_REASON_NODE_CONFLICT:
+        assert filters == {"n1": unresolvable(error)}
+    else:
+        assert filters == {"n1": Status(Code.ERROR, (error,))}

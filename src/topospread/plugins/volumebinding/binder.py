@@ -85,7 +85,9 @@ __all__ = [
     "check_node_affinity",
     "claim_class",
     "find_matching_volume",
+    "is_pvc_fully_bound",
     "is_volume_bound_to_claim",
+    "translate_volume_for_node",
     "volume_class",
     "volume_decision",
 ]
