@@ -53,6 +53,9 @@ type Result struct {
 	// NominatedNodeShortcut: the pod's status.nominatedNodeName passed the filters first
 	// (evaluateNominatedNode), so the scheduler took it without searching or scoring.
 	NominatedNodeShortcut bool `json:"nominatedNodeShortcut"`
+	// Sampled is the same attempt with upstream's node search (see SampledResult), when
+	// the request asked for it.
+	Sampled *SampledResult `json:"sampled,omitempty"`
 
 	postFilter *postFilterInput // set when the cycle ended in a FitError
 }
@@ -93,6 +96,7 @@ type scenarioInput struct {
 	podData      []byte
 	configSource string
 	configData   []byte // nil: the default v1 configuration
+	sampled      bool   // also run the cycle with upstream's node search (Result.Sampled)
 }
 
 // kubernetesVersion is the version of k8s.io/kubernetes this binary was built
@@ -176,7 +180,20 @@ func explainInput(in scenarioInput) (*Result, error) {
 	if err != nil {
 		return nil, &inputError{source: in.podSource, err: err}
 	}
-	return explain(cluster, nominated, pod, cfg, prof, configSource)
+	res, err := explain(cluster, nominated, pod, cfg, prof, configSource)
+	if err != nil || !in.sampled {
+		return res, err
+	}
+	// The pod and cluster as explain left them (uids given); a scheduler of its own.
+	nominator, err := newPodNominator(nominated)
+	if err != nil {
+		return nil, err
+	}
+	if len(nominated) == 0 {
+		nominator = nil
+	}
+	res.Sampled, err = runSampled(context.Background(), cluster, nominator, pod, cfg, prof)
+	return res, err
 }
 
 // noNominatedPods is the scheduling queue's view of nominated pods when there are none.

@@ -40,7 +40,9 @@ const usageText = `usage:
       Print the upstream Kubernetes version and the effective feature gates.
   oracle batch [--seed N]
       Read one JSON request per line on stdin:
-        {"id": ..., "cluster": [objects], "pod": {pod}, "config": {cfg} | null}
+        {"id": ..., "cluster": [objects], "pod": {pod}, "config": {cfg} | null,
+         "sampled": true (optional: also "sampled", the cycle with upstream's
+         percentageOfNodesToScore search, at parallelism 1)}
       and write one JSON line per request on stdout:
         {"id": ..., "result": {...}} or {"id": ..., "error": "..."}
       --seed N seeds math/rand (upstream's random preemption offset) before
@@ -200,6 +202,8 @@ type batchRequest struct {
 	Cluster []json.RawMessage `json:"cluster"`
 	Pod     json.RawMessage   `json:"pod"`
 	Config  json.RawMessage   `json:"config"`
+	// Sampled asks for Result.Sampled as well.
+	Sampled bool `json:"sampled"`
 }
 
 type batchResponse struct {
@@ -251,7 +255,7 @@ func handleBatchLine(line []byte) (resp batchResponse) {
 	if len(req.ID) > 0 {
 		resp.ID = req.ID
 	}
-	in := scenarioInput{podSource: "pod", configSource: "config"}
+	in := scenarioInput{podSource: "pod", configSource: "config", sampled: req.Sampled}
 	for i, obj := range req.Cluster {
 		in.clusterDocs = append(in.clusterDocs, sourcedBytes{source: fmt.Sprintf("cluster[%d]", i), data: obj})
 	}

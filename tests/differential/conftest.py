@@ -39,6 +39,7 @@ from topospread.testing.scenarios import (
     draw_scenarios as scenario_stream,
 )
 from topospread.testing.wide import draw_wide_scenarios as wide_scenario_stream
+from topospread.testing.wide import sampled_result
 
 REPO = Path(__file__).resolve().parents[2]
 ORACLE_DIR = REPO / "oracle"
@@ -289,7 +290,14 @@ def _differing_fields(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
     """The compared fields (per node: ``node:<name>``) in which two results differ."""
     fields = {
         key
-        for key in ("pod", "selectedNode", "tiedNodes", "message", "nominatedNodeShortcut")
+        for key in (
+            "pod",
+            "selectedNode",
+            "tiedNodes",
+            "message",
+            "nominatedNodeShortcut",
+            "sampled",
+        )
         if a.get(key) != b.get(key)
     }
     if (a.get("preemption") or None) != (b.get("preemption") or None):
@@ -355,7 +363,10 @@ def compare(
     ours: list[dict[str, Any] | str] = []
     for scenario in drawn:
         try:
-            ours.append(python_result(run_python(scenario)))
+            mine = python_result(run_python(scenario))
+            if scenario.sampled:
+                mine["sampled"] = sampled_result(scenario)
+            ours.append(mine)
         except Exception as exc:
             ours.append(f"python raised {type(exc).__name__}: {exc}")
     asking.join()

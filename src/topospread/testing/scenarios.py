@@ -183,10 +183,21 @@ class Scenario:
     config: Obj | None
     tags: tuple[str, ...] = field(default=())
     """What the scenario exercises, for statistics (not part of the input)."""
+    sampled: bool = False
+    """Also compare the cycle with kube-scheduler's node search (percentageOfNodesToScore;
+    ``"sampled"`` in the results, see :mod:`topospread.testing.wide`)."""
 
     def request(self, scenario_id: str) -> Obj:
         """One line of ``oracle batch`` input."""
-        return {"id": scenario_id, "cluster": self.cluster, "pod": self.pod, "config": self.config}
+        request: Obj = {
+            "id": scenario_id,
+            "cluster": self.cluster,
+            "pod": self.pod,
+            "config": self.config,
+        }
+        if self.sampled:
+            request["sampled"] = True
+        return request
 
     def digest(self) -> str:
         """A short content hash, stable across runs (names regression files)."""
@@ -260,6 +271,9 @@ def _project(result: Obj) -> Obj:
     projected["nodes"] = [{key: n.get(key) for key in NODE_FIELDS} for n in result["nodes"]]
     if result.get("nominatedNodeShortcut"):
         projected["nominatedNodeShortcut"] = True
+    sampled = result.get("sampled")
+    if isinstance(sampled, dict):
+        projected["sampled"] = project_sampled(sampled)
     preemption = result.get("preemption")
     if isinstance(preemption, dict):
         projected["preemption"] = {
@@ -267,6 +281,18 @@ def _project(result: Obj) -> Obj:
             "victims": preemption.get("victims"),
         }
     return projected
+
+
+def project_sampled(sampled: Obj) -> Obj:
+    """The compared fields of a cycle with kube-scheduler's node search: the feasible nodes
+    found, in order; the best-scored ones as a set (upstream picks one at random, so the
+    selected node is not compared); the FitError without what PostFilter appends."""
+    return {
+        "feasible": sampled.get("feasible"),
+        "tiedNodes": sorted(sampled.get("tiedNodes") or []),
+        "message": fit_error_part(sampled.get("message")),
+        "nodeOrderMatchesInput": sampled.get("nodeOrderMatchesInput", True),
+    }
 
 
 def upstream_result(result: Obj) -> Obj:
@@ -339,7 +365,14 @@ def differences(python: Obj, upstream: Obj) -> list[str]:
         break
     lines.extend(
         f"{key}:\n  python:   {python.get(key)!r}\n  upstream: {upstream.get(key)!r}"
-        for key in ("pod", "selectedNode", "tiedNodes", "message", "nominatedNodeShortcut")
+        for key in (
+            "pod",
+            "selectedNode",
+            "tiedNodes",
+            "message",
+            "nominatedNodeShortcut",
+            "sampled",
+        )
         if python.get(key) != upstream.get(key)
     )
     if "preemption" in upstream and python.get("preemption") != upstream["preemption"]:

@@ -26,16 +26,24 @@ from __future__ import annotations
 
 import copy
 import functools
+import random
 from typing import Any
 
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from topospread.engine.cluster import Cluster
+from topospread.engine.cycle import NodeSearch, schedule_one
 from topospread.errors import ConfigError
 from topospread.framework.config.decode import decode_configuration
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.runtime import Framework
 from topospread.model.decode import decode_documents
+from topospread.model.defaulting import admit_pod
 from topospread.model.objects import Pod
 from topospread.model.validation import validate_object, validate_pod
+from topospread.plugins.registry import in_tree_registry
 from topospread.testing.scenarios import (
     HOSTNAME,
     IMAGE_SIZES,
@@ -53,6 +61,7 @@ from topospread.testing.scenarios import (
     full_incoming_pods,
     full_pod_spec,
     merge_match_label_keys,
+    project_sampled,
     workload_objects,
 )
 
@@ -63,6 +72,8 @@ __all__ = [
     "WIDE_STREAM",
     "draw_wide_scenario",
     "draw_wide_scenarios",
+    "node_tree_order",
+    "sampled_result",
     "wide_configurations",
     "wide_scenarios",
 ]
@@ -161,6 +172,10 @@ def _ints(low: int, high: int) -> st.SearchStrategy[int]:
     return st.integers(low, high)
 
 
+def _draw_choice(draw: st.DrawFn, options: tuple[Any, ...]) -> Any:
+    return options[draw(_ints(0, len(options) - 1))]
+
+
 def _pick(draw: st.DrawFn, options: tuple[Obj, ...]) -> Obj:
     """One of ``options`` (dicts are not hashable, so not through the cached samplers)."""
     return options[draw(_ints(0, len(options) - 1))]
@@ -176,27 +191,69 @@ def _node_names(count: int) -> tuple[str, ...]:
     return tuple(f"node-{i:0{width}d}.example" for i in range(count))
 
 
-def _wide_nodes(draw: st.DrawFn, names: tuple[str, ...], tight: bool) -> list[Obj]:
+def _wide_nodes(
+    draw: st.DrawFn, names: tuple[str, ...], tight: bool, bulk: random.Random
+) -> list[Obj]:
+    """The first 12 nodes drawn one by one; the rest copies of them with their own name,
+    zone and odd labels, chosen by ``bulk`` (a Hypothesis test case holds a few thousand
+    choices, too few for hundreds of nodes drawn field by field)."""
     sizes = {image[0]: draw(_sample(IMAGE_SIZES)) for image in NODE_IMAGE_NAMES}
     # Few domains per odd key, so that they tie and collide as the usual ones do.
     alphabets = {
         key: tuple(draw(st.lists(_sample(ODD_VALUES), min_size=1, max_size=3))) for key in ODD_KEYS
     }
     big = len(names) > 12
+    zones = ("a", "b", "c", "z3", "z4", "z5", "")
+    templates: list[Obj] = []
     result = []
-    for name in names:
-        node = _full_node(draw, name, names[:12], tight, sizes)
-        labels = node["metadata"]["labels"]
-        if big and labels.get(HOSTNAME) in names[:12] and labels[HOSTNAME] != name:
+    for index, name in enumerate(names):
+        if index < 12:
+            node = _full_node(draw, name, names[:12], tight, sizes)
+            templates.append(node)
+            labels = node["metadata"]["labels"]
+            if big and ZONE in labels:
+                # More zones in larger clusters, still with "" and missing ones.
+                labels[ZONE] = draw(_sample(zones))
+            for key in ODD_KEYS:
+                if draw(_ints(0, 3)) > 0:
+                    labels[key] = draw(_sample(alphabets[key]))
+        else:
+            node = copy.deepcopy(bulk.choice(templates))
+            node["metadata"]["name"] = name
+            labels = node["metadata"]["labels"]
+            if ZONE in labels or bulk.random() < 0.1:
+                labels[ZONE] = bulk.choice(zones)
+            for key in ODD_KEYS:
+                labels.pop(key, None)
+                if bulk.random() < 0.75:
+                    labels[key] = bulk.choice(alphabets[key])
+        if big and HOSTNAME in labels and bulk.random() < 0.97:
             labels[HOSTNAME] = name
-        if big and ZONE in labels:
-            # More zones in larger clusters (z0..z9), still with "" and missing ones.
-            labels[ZONE] = draw(_sample(("a", "b", "c", "z3", "z4", "z5", "")))
-        for key in ODD_KEYS:
-            if draw(_ints(0, 3)) > 0:
-                labels[key] = draw(_sample(alphabets[key]))
         result.append(node)
     return result
+
+
+def _zone_key(labels: dict[str, str]) -> tuple[str, str] | None:
+    # utilnode.GetZoneKey: region and zone (the GA labels, else the beta ones); None when
+    # both are empty.
+    zone = labels.get(ZONE, labels.get("failure-domain.beta.kubernetes.io/zone", ""))
+    region = labels.get(
+        "topology.kubernetes.io/region", labels.get("failure-domain.beta.kubernetes.io/region", "")
+    )
+    return None if not zone and not region else (region, zone)
+
+
+def node_tree_order(nodes: list[Obj]) -> list[Obj]:
+    """The nodes in the order kube-scheduler's cache lists them (its node tree): zones in
+    the order first seen, one node of each zone in turn. Feeding this order back gives the
+    same order, so a cluster written this way is searched alike by both engines."""
+    zones: dict[tuple[str, str] | None, list[Obj]] = {}
+    for node in nodes:
+        zones.setdefault(_zone_key(node["metadata"].get("labels", {})), []).append(node)
+    ordered: list[Obj] = []
+    for index in range(max((len(z) for z in zones.values()), default=0)):
+        ordered.extend(z[index] for z in zones.values() if index < len(z))
+    return ordered
 
 
 # -- pods ----------------------------------------------------------------------------------
@@ -424,7 +481,10 @@ def wide_scenarios(draw: st.DrawFn) -> Scenario:
     node_count = draw(_ints(low, high))
     names = _node_names(node_count)
     tight = draw(_ints(0, 9)) < 4
-    nodes = _wide_nodes(draw, names, tight)
+    bulk = random.Random(draw(st.integers(0, 2**64 - 1)))
+    nodes = _wide_nodes(draw, names, tight, bulk)
+    if node_count >= 100:
+        nodes = node_tree_order(nodes)
     namespaces = tuple(
         dict.fromkeys(("default", *draw(st.lists(_sample(WIDE_NAMESPACES), max_size=7))))
     )
@@ -436,15 +496,27 @@ def wide_scenarios(draw: st.DrawFn) -> Scenario:
     pod_strategy = full_assigned_pods(names[:12], owned)
     pod_count = draw(_ints(0, min(24 + node_count, 3 * node_count)))
     start_times: set[str | None] = set()
+    templates: list[Obj] = []
     for index in range(pod_count):
-        pod = copy.deepcopy(draw(pod_strategy))
+        if index < 36:
+            # Drawn one by one; beyond, copies placed and labelled by ``bulk``.
+            pod = copy.deepcopy(draw(pod_strategy))
+            templates.append(pod)
+            choose: Any = functools.partial(_draw_choice, draw)
+        else:
+            pod = copy.deepcopy(bulk.choice(templates))
+            choose = bulk.choice
         if pod["spec"]["nodeName"] != "gone-node" and node_count > 12:
-            pod["spec"]["nodeName"] = names[draw(_ints(0, node_count - 1))]
-        if draw(_ints(0, 2)) == 0:
-            pod["metadata"]["namespace"] = draw(_sample(namespaces))
+            pod["spec"]["nodeName"] = names[bulk.randrange(node_count)]
+        if choose((True, False, False)):
+            pod["metadata"]["namespace"] = choose(namespaces)
             pod["metadata"].pop("ownerReferences", None)
-        _with_odd_label(draw, pod)
-        started = draw(_sample(_STARTS))
+        labels = pod["metadata"].setdefault("labels", {})
+        labels.pop(_POD_ODD_LABEL, None)
+        if choose((True, False, False)):
+            labels[_POD_ODD_LABEL] = choose(ODD_VALUES)
+        pod["status"].pop("startTime", None)
+        started = choose(_STARTS)
         if started is not None:
             pod["status"]["startTime"] = started
         start_times.add(started)
@@ -524,7 +596,43 @@ def wide_scenarios(draw: st.DrawFn) -> Scenario:
         tags.append("host-network")
     if "resources" in spec:
         tags.append("pod-resources")
-    return Scenario(cluster, pod, config, tuple(dict.fromkeys(tags)))
+    # Where percentageOfNodesToScore can cut the search short, compare kube-scheduler's
+    # own search too (the oracle has no nominated-node shortcut there).
+    sampled = node_count >= 100 and not pod.get("status", {}).get("nominatedNodeName")
+    if sampled:
+        tags.append("sampled-search")
+    return Scenario(cluster, pod, config, tuple(dict.fromkeys(tags)), sampled=sampled)
+
+
+def sampled_result(scenario: Scenario) -> Obj:
+    """topospread's cycle with kube-scheduler's node search (``NodeSearch``: the
+    percentageOfNodesToScore cut-off from start index 0, a lone feasible node unscored,
+    ties in visit order), projected as :func:`project_sampled` (compared with the
+    oracle's ``"sampled"``)."""
+    objects = decode_documents(copy.deepcopy(scenario.cluster)).objects
+    cluster = Cluster.from_objects(objects)
+    (pod,) = decode_documents([copy.deepcopy(scenario.pod)]).objects
+    assert isinstance(pod, Pod)
+    configuration = decode_configuration(
+        scenario.config
+        or {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+        "config",
+    )
+    pod = admit_pod(pod, cluster.priority_classes)
+    profile = next(p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name)
+    handle = Handle(cluster.snapshot(), cluster.objects, configuration.parallelism)
+    framework = Framework(profile, in_tree_registry(), handle, Features())
+    search = NodeSearch(configuration.percentage_of_nodes_to_score)
+    cycle = schedule_one(
+        framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True
+    )
+    return project_sampled(
+        {
+            "feasible": [info.name for info in cycle.feasible],
+            "tiedNodes": list(cycle.tied_nodes),
+            "message": cycle.message,
+        }
+    )
 
 
 def draw_wide_scenario(seed: int, index: int) -> Scenario:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from topospread.framework.cycle_state import CycleState
+from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from topospread.framework.node_info import NodeInfo, PodCounter, Snapshot
 from topospread.framework.node_table import BoolArray, DomainColumn, IntArray, NodeTable
@@ -306,8 +306,12 @@ def _pre_score_in_bulk(
 
 
 def get_pre_score_state(state: CycleState) -> PreScoreState:
-    """The state PreScore wrote; raises StateNotFoundError if it did not run."""
-    return state.read(PRE_SCORE_STATE_KEY, PreScoreState)
+    """The state PreScore wrote; raises StateNotFoundError if it did not run (upstream's
+    getPreScoreState words it "error reading ...", unlike the PreFilter state's)."""
+    try:
+        return state.read(PRE_SCORE_STATE_KEY, PreScoreState)
+    except StateNotFoundError as exc:
+        raise StateNotFoundError(f"error {exc}") from None
 
 
 def score_node(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
