@@ -35,6 +35,7 @@ pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "oracle" / "bin" / "oracle"
 ZONE_KEY = "topology.kubernetes.io/zone"
+TAINT = "topospread.dev/storage-story"
 
 
 def _create(kube: Any, resource: Resource, obj: dict[str, Any]) -> None:
@@ -67,6 +68,8 @@ def storage_story(kube: Any) -> dict[str, Any]:
     for name in nodes:
         item = node(name, f"zone-{suffix}-{name[-1]}")
         item["metadata"]["labels"]["story"] = suffix
+        # The session's control plane is shared: other tests' pods stay off these nodes.
+        item.setdefault("spec", {})["taints"] = [{"key": TAINT, "effect": "NoSchedule"}]
         kube.create(item)
         _create(
             kube,
@@ -179,6 +182,7 @@ def storage_story(kube: Any) -> dict[str, Any]:
     )
     user = pod("user", namespace, {"app": f"user-{suffix}"}, node_name=nodes[1])
     user["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+    user["spec"]["tolerations"] = [{"key": TAINT, "operator": "Exists", "effect": "NoSchedule"}]
     kube.create(user)
     return {"namespace": namespace, "nodes": nodes, "driver": driver, "suffix": suffix}
 
