@@ -70,9 +70,11 @@ _PV_SOURCES: Final = (
 visits them (the first one set counts, each further one is reported)."""
 
 
-def _quantity(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> Quantity | None:
-    # A single quantity field (CSIStorageCapacity capacity, maximumVolumeSize); negative
-    # ones are refused as ValidateNonnegativeQuantity refuses them.
+def _quantity(
+    r: _Reader, data: Mapping[str, Any], key: str, path: str, *, nonnegative: bool = True
+) -> Quantity | None:
+    # A single quantity field of a CSIStorageCapacity. ValidateCSIStorageCapacity refuses
+    # a negative capacity (ValidateNonnegativeQuantity) and checks no maximumVolumeSize.
     raw = data.get(key)
     if raw is None:
         return None
@@ -86,7 +88,7 @@ def _quantity(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> Quant
     except QuantityError as exc:
         r.errors.append(FieldError.invalid(where, text, str(exc)))
         return None
-    if is_negative_quantity(text):
+    if nonnegative and is_negative_quantity(text):
         r.errors.append(FieldError.invalid(where, text, "must be greater than or equal to 0"))
         return None
     return quantity
@@ -236,7 +238,7 @@ def _csi_storage_capacity(r: _Reader, doc: Mapping[str, Any]) -> CSIStorageCapac
         storage_class_name=r.string(doc, "storageClassName", ""),
         node_topology=_label_selector(r, doc, "nodeTopology", ""),
         capacity=_quantity(r, doc, "capacity", ""),
-        maximum_volume_size=_quantity(r, doc, "maximumVolumeSize", ""),
+        maximum_volume_size=_quantity(r, doc, "maximumVolumeSize", "", nonnegative=False),
     )
 
 
