@@ -2,13 +2,15 @@
 (upstream v1.37.1): filter codes, plugins and reasons, scores, totals, the selected node
 and the FailedScheduling message must be identical.
 
-Each fixture is a multi-document YAML file whose last document is the incoming pod. The
-other volume plugins (VolumeRestrictions, VolumeZone, NodeVolumeLimits) are disabled in
-both engines, so that the comparison is about VolumeBinding alone.
+Each fixture is a multi-document YAML file whose last document is the incoming pod. Every
+case runs twice: with the other volume plugins (VolumeRestrictions, VolumeZone,
+NodeVolumeLimits) disabled in both engines, so that the comparison is about VolumeBinding
+alone, and with the default profile. So do the random volume scenarios drawn below.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from collections.abc import Sequence
@@ -60,9 +62,13 @@ def fixture_scenario(path: Path, config: dict[str, Any] | None = CONFIG) -> Scen
 CASES = sorted(FIXTURES.glob("*.yaml"))
 
 
+PROFILES = {"volume-binding-alone": CONFIG, "default-profile": None}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_fixture_agrees_with_upstream(oracle: Any, path: Path) -> None:
-    scenario = fixture_scenario(path)
+def test_fixture_agrees_with_upstream(oracle: Any, path: Path, profile: str) -> None:
+    scenario = fixture_scenario(path, PROFILES[profile])
     response = oracle.run([scenario.request(path.stem)])[path.stem]
     assert "result" in response, f"upstream rejected {path.name}: {response.get('error')}"
     theirs = upstream_result(response["result"])
@@ -133,7 +139,10 @@ def _draw_volume_scenario(rng: random.Random, index: int) -> Scenario:
     objects.extend(_capacity(rng, zone) for zone in ZONES if rng.random() < 0.7)
     claim_names = [f"c{i}" for i in range(rng.randint(1, 3))]
     volume_names = [f"pv{i}" for i in range(rng.randint(0, 8))]
-    objects.extend(_volume(rng, name, nodes, claim_names) for name in volume_names)
+    # FindMatchingVolume returns the first volume pre-bound to a claim in the order of
+    # upstream's PV cache (random): one claimRef per claim keeps the answer deterministic.
+    referenced: set[str] = set()
+    objects.extend(_volume(rng, name, nodes, claim_names, referenced) for name in volume_names)
     pod_volumes: list[dict[str, Any]] = []
     for name in claim_names:
         if rng.random() < 0.05:
@@ -236,7 +245,7 @@ def _affinity(rng: random.Random, nodes: Sequence[str]) -> dict[str, Any] | None
 
 
 def _volume(
-    rng: random.Random, name: str, nodes: Sequence[str], claims: Sequence[str]
+    rng: random.Random, name: str, nodes: Sequence[str], claims: Sequence[str], referenced: set[str]
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "capacity": {"storage": rng.choice(SIZES)},
@@ -277,7 +286,9 @@ def _volume(
     phase = rng.choice(("Available", "Available", "Available", "Bound", "Released"))
     if phase != "Available" or rng.random() < 0.15:
         claim = rng.choice(claims)
-        spec["claimRef"] = {"name": claim, "namespace": "default", "uid": f"uid-{claim}"}
+        if claim not in referenced:
+            referenced.add(claim)
+            spec["claimRef"] = {"name": claim, "namespace": "default", "uid": f"uid-{claim}"}
     if rng.random() < 0.3:
         meta.setdefault("labels", {})["tier"] = rng.choice(("fast", "slow"))
     return {
@@ -343,14 +354,18 @@ RANDOM_SEED = int(os.environ.get("TOPOSPREAD_VOLUME_DIFF_SEED", "12"))
 RANDOM_COUNT = int(os.environ.get("TOPOSPREAD_VOLUME_DIFF_N", "2000"))
 
 
+@pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_random_volume_scenarios_agree_with_upstream(
-    oracle: Any, differential: Any, report_run: Any
+    oracle: Any, differential: Any, report_run: Any, profile: str
 ) -> None:
     rng = random.Random(RANDOM_SEED)
-    drawn = [_draw_volume_scenario(rng, i) for i in range(RANDOM_COUNT)]
+    drawn = [
+        dataclasses.replace(_draw_volume_scenario(rng, i), config=PROFILES[profile])
+        for i in range(RANDOM_COUNT)
+    ]
     comparison = differential.compare(oracle, drawn, RANDOM_SEED, rerun=True, save=0)
     report_run(
-        f"volume binding: {RANDOM_COUNT} scenarios (seed {RANDOM_SEED}), "
+        f"volume binding ({profile}): {RANDOM_COUNT} scenarios (seed {RANDOM_SEED}), "
         f"{len(comparison.disagreements)} disagreements, "
         f"{len(comparison.upstream_random)} explained by upstream randomness"
     )
