@@ -52,6 +52,10 @@ class Cluster:
     """Why some input pods are not part of the cluster (pending, terminal, unknown node)."""
     priority_classes: tuple[PriorityClass, ...] = ()
     """PriorityClass objects: the Priority admission of pods that were not stored yet."""
+    nominated_pods: tuple[Pod, ...] = ()
+    """Pending pods (no ``spec.nodeName``, not terminal) with ``status.nominatedNodeName``:
+    the scheduling queue's nominator holds them, and the Filters on their nominated node
+    count those of at least the incoming pod's priority (``addGENominatedPods``)."""
 
     @classmethod
     def from_objects(cls, objects: Iterable[KubeObject]) -> Cluster:
@@ -121,9 +125,12 @@ class Cluster:
         node_names = {node.name for node in nodes}
         kept: list[Pod] = []
         notes: list[str] = []
+        nominated: list[Pod] = []
         pending = 0
         for pod in pods:
-            if not pod.node_name:
+            if not pod.node_name and pod.nominated_node_name and pod.phase not in _TERMINAL_PHASES:
+                nominated.append(admit_pod(pod, classes))
+            elif not pod.node_name:
                 pending += 1
             elif pod.phase in _TERMINAL_PHASES:
                 # The scheduler's pod informer excludes Succeeded and Failed pods.
@@ -135,6 +142,11 @@ class Cluster:
                 kept.append(admit_pod(pod, classes))
         if pending:
             notes.append(f"{pending} pod(s) without spec.nodeName are pending: not counted")
+        if nominated:
+            notes.append(
+                f"{len(nominated)} pending pod(s) nominated to a node (status.nominatedNodeName): "
+                "counted on that node by the Filters, as the scheduler's nominator does"
+            )
         return cls(
             tuple(nodes),
             tuple(kept),
@@ -158,6 +170,7 @@ class Cluster:
             ),
             tuple(notes),
             tuple(classes),
+            tuple(nominated),
         )
 
     def snapshot(self) -> Snapshot:

@@ -270,6 +270,7 @@ def explain(
     framework = Framework(
         profile, registry if registry is not None else in_tree_registry(), handle, features
     )
+    _add_nominated_pods(framework, cluster, configuration)
     unsupported = _unsupported_reasons(pod, cluster, set(framework.plugins_at("filter")))
     if unsupported:
         raise UnsupportedError(
@@ -325,6 +326,20 @@ def explain(
         preemption=_preemption_report(cycle),
         nominated_node_shortcut=cycle.nominated_node_shortcut,
     )
+
+
+def _add_nominated_pods(
+    framework: Framework, cluster: Cluster, configuration: SchedulerConfiguration
+) -> None:
+    # The queue's nominator: the cluster's pending nominated pods of this scheduler's
+    # profiles (responsibleForPod), per nominated node, in input order.
+    served = {p.scheduler_name for p in configuration.profiles}
+    by_node: dict[str, list[Pod]] = {}
+    for other in cluster.nominated_pods:
+        if other.scheduler_name in served:
+            by_node.setdefault(other.nominated_node_name, []).append(other)
+    if by_node:
+        framework.nominated_pods_for_node = lambda node: by_node.get(node, ())
 
 
 NOMINATED_NOTE = (
