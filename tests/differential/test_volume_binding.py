@@ -373,3 +373,47 @@ def test_random_volume_scenarios_agree_with_upstream(
         f"TOPOSPREAD_VOLUME_DIFF_SEED={RANDOM_SEED} TOPOSPREAD_VOLUME_DIFF_N={RANDOM_COUNT} "
         f"pytest {__file__}"
     )
+
+
+def _profile(**profile: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", **profile}],
+    }
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    # Filter without PreFilter state: upstream's Error is the cycle state's bare "not found".
+    "no-prefilter": _profile(plugins={"preFilter": {"disabled": [{"name": "VolumeBinding"}]}}),
+    "no-prescore": _profile(plugins={"preScore": {"disabled": [{"name": "VolumeBinding"}]}}),
+    "no-filter": _profile(plugins={"filter": {"disabled": [{"name": "VolumeBinding"}]}}),
+    "custom-shape": _profile(
+        pluginConfig=[
+            {
+                "name": "VolumeBinding",
+                "args": {
+                    "shape": [
+                        {"utilization": 0, "score": 0},
+                        {"utilization": 30, "score": 7},
+                        {"utilization": 100, "score": 10},
+                    ]
+                },
+            }
+        ]
+    ),
+    "weight-5": _profile(plugins={"score": {"enabled": [{"name": "VolumeBinding", "weight": 5}]}}),
+}
+VARIANT_FIXTURES = ("static-binding", "static-scores", "storage-capacity", "bound-zonal")
+
+
+@pytest.mark.parametrize("fixture", VARIANT_FIXTURES)
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_configuration_variants_agree_with_upstream(
+    oracle: Any, variant: str, fixture: str
+) -> None:
+    scenario = fixture_scenario(FIXTURES / f"{fixture}.yaml", VARIANTS[variant])
+    response = oracle.run([scenario.request(fixture)])[fixture]
+    assert "result" in response, f"upstream rejected {fixture}: {response.get('error')}"
+    problems = differences(python_result(run_python(scenario)), upstream_result(response["result"]))
+    assert not problems, "\n".join([f"{fixture} ({variant}):", *problems])

@@ -85,10 +85,13 @@ class _State:
 
 
 def _read_state(state: CycleState) -> _State | Status:
+    # getStateData: the cycle state's own error (fwk.ErrNotFound, "not found") unwrapped.
     try:
         return state.read(STATE_KEY, _State)
-    except (StateNotFoundError, TypeError) as exc:
-        return as_status(exc)
+    except StateNotFoundError:
+        return as_status("not found")
+    except TypeError:
+        return as_status("unable to convert state into stateData")
 
 
 class VolumeBinding:
