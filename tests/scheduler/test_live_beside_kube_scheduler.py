@@ -221,3 +221,120 @@ def test_unschedulable_pod_same_event_and_condition_then_bound(
             0.3,
             f"the {side} side to bind the pod",
         )
+
+
+def local_volume(name: str, zone: str, size: str, storage_class: str) -> dict[str, Any]:
+    """A local PersistentVolume pinned to one zone, as a static provisioner creates it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "local": {"path": f"/mnt/{name}"},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+                    ]
+                }
+            },
+        },
+    }
+
+
+def claim(name: str, namespace: str, storage_class: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": "1Gi"}},
+            **spec,
+        },
+    }
+
+
+def test_claims_bound_alike_and_a_volume_conflict_reported_alike(
+    plane, schedulers, kube, unique_name
+):
+    run = unique_name("volumes")
+    marker = {"topospread.dev/test": run}
+    zones = [f"{run}-z0", f"{run}-z1"]
+    nodes = []
+    for i in range(4):
+        item = node(f"{run}-n{i}", zones[i % 2])
+        item["metadata"]["labels"].update(marker)
+        nodes.append(item)
+    create_all(kube, nodes)
+    admin = connect(plane.admin_kubeconfig)
+    for side in SIDES:
+        namespace = f"{run}-{side}"
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        # One class per side: a claim binds only to its own side's volumes.
+        storage_class = f"{namespace}-local"
+        kube.create(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": storage_class},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
+        # Two volumes fit the claim; the binder takes the smaller one, in zone 1.
+        kube.create(local_volume(f"{namespace}-big", zones[0], "5Gi", storage_class))
+        kube.create(local_volume(f"{namespace}-small", zones[1], "2Gi", storage_class))
+        # A volume in a zone without nodes, pre-bound to its claim.
+        kube.create(local_volume(f"{namespace}-away", f"{run}-nowhere", "1Gi", storage_class))
+        kube.create(claim("data", namespace, storage_class))
+        kube.create(claim("pinned", namespace, storage_class, volumeName=f"{namespace}-away"))
+        # The PV controller binds the pre-bound pair before any pod asks for it.
+        wait_for(
+            lambda ns=namespace: (
+                kube.get("PersistentVolumeClaim", "pinned", ns).get("status", {}).get("phase")
+                == "Bound"
+            ),
+            60,
+            0.3,
+            "the pre-bound claim to be bound",
+        )
+    for side, name in SIDES.items():
+        namespace = f"{run}-{side}"
+        for pod_name, claim_name in (("db", "data"), ("stuck", "pinned")):
+            item = pod(pod_name, namespace, {"app": pod_name})
+            item["spec"]["schedulerName"] = name
+            item["spec"]["nodeSelector"] = marker
+            item["spec"]["volumes"] = [
+                {"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}
+            ]
+            kube.create(item)
+    zone_of = {n["metadata"]["name"]: n["metadata"]["labels"][ZONE] for n in nodes}
+    landed: dict[str, tuple[str, str]] = {}
+    notes: dict[str, str] = {}
+    for side in SIDES:
+        namespace = f"{run}-{side}"
+
+        def db_bound(ns: str = namespace) -> dict[str, Any] | None:
+            found = kube.get("Pod", "db", ns)
+            return found if found["spec"].get("nodeName") else None
+
+        wait_for(lambda f=db_bound: f() is not None, 90, 0.3, f"the {side} side's db pod")
+        data = kube.get("PersistentVolumeClaim", "data", namespace)
+        assert data["status"]["phase"] == "Bound"
+        node_name = db_bound()["spec"]["nodeName"]  # type: ignore[index]
+        landed[side] = (data["spec"]["volumeName"].removeprefix(namespace), zone_of[node_name])
+        wait_for(
+            lambda ns=namespace: failed_scheduling(admin, ns, "stuck"),
+            60,
+            0.3,
+            f"the {side} side's FailedScheduling event for the pinned claim",
+        )
+        notes[side] = failed_scheduling(admin, namespace, "stuck")[0]
+    assert landed["topo"] == landed["kube"], landed
+    assert "node(s) didn't match PersistentVolume's node affinity" in notes["topo"]
+    assert notes["topo"] == notes["kube"]

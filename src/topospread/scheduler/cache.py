@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -234,6 +235,27 @@ class SchedulerCache:
                 return
             self._objects[kind][key] = obj
             self._objects_changed()
+
+    def assume_objects(self, assumed: Sequence[KubeObject]) -> None:
+        """Reserve's assumptions (``AssumePodVolumes``): these objects stand in for the
+        listed ones until the informer reports a change or :meth:`restore_objects`."""
+        with self.lock:
+            for obj in assumed:
+                self.set_object(obj)
+
+    def restore_objects(
+        self, assumed: Sequence[KubeObject], originals: Sequence[KubeObject]
+    ) -> None:
+        """Unreserve: put ``originals`` back where the assumption still stands (an object
+        the informer replaced meanwhile is newer than both and stays)."""
+        with self.lock:
+            for stand_in, original in zip(assumed, originals, strict=True):
+                kind = _OBJECT_KINDS.get(type(stand_in))
+                if kind is None:
+                    continue
+                key = f"{stand_in.metadata.namespace}/{stand_in.metadata.name}"
+                if self._objects[kind].get(key) is stand_in:
+                    self.set_object(original)
 
     def delete_object(self, kind: str, key: str) -> None:
         """Remove a listed object (``kind`` as in :class:`ClusterObjects`' fields)."""

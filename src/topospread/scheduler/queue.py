@@ -62,6 +62,35 @@ class ClusterEvent:
     ASSIGNED_POD_DELETE: Final = "AssignedPodDelete"
     UNSCHEDULABLE_TIMEOUT: Final = "UnschedulableTimeout"
     FORCE_ACTIVATE: Final = "ForceActivate"
+    PVC_ADD: Final = "PersistentVolumeClaimAdd"
+    PVC_UPDATE: Final = "PersistentVolumeClaimUpdate"
+    PV_ADD: Final = "PersistentVolumeAdd"
+    PV_UPDATE: Final = "PersistentVolumeUpdate"
+    STORAGE_CLASS_ADD: Final = "StorageClassAdd"
+    STORAGE_CLASS_UPDATE: Final = "StorageClassUpdate"
+    CSI_NODE_ADD: Final = "CSINodeAdd"
+    CSI_NODE_UPDATE: Final = "CSINodeUpdate"
+    CSI_DRIVER_UPDATE: Final = "CSIDriverUpdate"
+    CSI_STORAGE_CAPACITY_ADD: Final = "CSIStorageCapacityAdd"
+    CSI_STORAGE_CAPACITY_UPDATE: Final = "CSIStorageCapacityUpdate"
+    VOLUME_ATTACHMENT_DELETE: Final = "VolumeAttachmentDelete"
+
+
+STORAGE_EVENTS: Final[dict[tuple[str, str], str]] = {
+    ("PersistentVolumeClaim", "add"): ClusterEvent.PVC_ADD,
+    ("PersistentVolumeClaim", "update"): ClusterEvent.PVC_UPDATE,
+    ("PersistentVolume", "add"): ClusterEvent.PV_ADD,
+    ("PersistentVolume", "update"): ClusterEvent.PV_UPDATE,
+    ("StorageClass", "add"): ClusterEvent.STORAGE_CLASS_ADD,
+    ("StorageClass", "update"): ClusterEvent.STORAGE_CLASS_UPDATE,
+    ("CSINode", "add"): ClusterEvent.CSI_NODE_ADD,
+    ("CSINode", "update"): ClusterEvent.CSI_NODE_UPDATE,
+    ("CSIDriver", "update"): ClusterEvent.CSI_DRIVER_UPDATE,
+    ("CSIStorageCapacity", "add"): ClusterEvent.CSI_STORAGE_CAPACITY_ADD,
+    ("CSIStorageCapacity", "update"): ClusterEvent.CSI_STORAGE_CAPACITY_UPDATE,
+    ("VolumeAttachment", "delete"): ClusterEvent.VOLUME_ATTACHMENT_DELETE,
+}
+"""(kind, informer action) -> the cluster event it is, for the storage kinds."""
 
 
 ALL_PLUGINS: Final = None
@@ -78,9 +107,30 @@ EVENT_INTEREST: Final[dict[str, frozenset[str] | None]] = {
     ClusterEvent.ASSIGNED_POD_UPDATE: _POD_PLUGINS | {"NodeResourcesFit"},
     # A deleted pod frees resources and ports and changes counts.
     ClusterEvent.ASSIGNED_POD_DELETE: _POD_PLUGINS
-    | {"NodeResourcesFit", "NodePorts", "VolumeRestrictions", "DefaultPreemption"},
+    | {
+        "NodeResourcesFit",
+        "NodePorts",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "DefaultPreemption",
+    },
     ClusterEvent.UNSCHEDULABLE_TIMEOUT: ALL_PLUGINS,
     ClusterEvent.FORCE_ACTIVATE: ALL_PLUGINS,
+    # The volume plugins' EventsToRegister (v1.37.1).
+    ClusterEvent.PVC_ADD: frozenset(
+        {"VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits"}
+    ),
+    ClusterEvent.PVC_UPDATE: frozenset({"VolumeBinding", "VolumeZone", "VolumeRestrictions"}),
+    ClusterEvent.PV_ADD: frozenset({"VolumeBinding", "VolumeZone"}),
+    ClusterEvent.PV_UPDATE: frozenset({"VolumeBinding", "VolumeZone"}),
+    ClusterEvent.STORAGE_CLASS_ADD: frozenset({"VolumeBinding", "VolumeZone"}),
+    ClusterEvent.STORAGE_CLASS_UPDATE: frozenset({"VolumeBinding"}),
+    ClusterEvent.CSI_NODE_ADD: frozenset({"VolumeBinding", "NodeVolumeLimits"}),
+    ClusterEvent.CSI_NODE_UPDATE: frozenset({"VolumeBinding", "NodeVolumeLimits"}),
+    ClusterEvent.CSI_DRIVER_UPDATE: frozenset({"VolumeBinding"}),
+    ClusterEvent.CSI_STORAGE_CAPACITY_ADD: frozenset({"VolumeBinding"}),
+    ClusterEvent.CSI_STORAGE_CAPACITY_UPDATE: frozenset({"VolumeBinding"}),
+    ClusterEvent.VOLUME_ATTACHMENT_DELETE: frozenset({"NodeVolumeLimits"}),
 }
 """Event -> the plugins whose rejection it may undo (None: any), after upstream's
 ``EventsToRegister``; a pod rejected by none of them stays where it is."""

@@ -42,6 +42,7 @@ from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch,
 from topospread.errors import ClusterError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import ClusterObjects
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code
 from topospread.model.objects import Node, Pod
@@ -58,7 +59,18 @@ from topospread.scheduler.informer import Reflector, StreamingTransport, object_
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
 from topospread.scheduler.options import SchedulerOptions
-from topospread.scheduler.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
+from topospread.scheduler.queue import (
+    STORAGE_EVENTS,
+    ClusterEvent,
+    QueuedPodInfo,
+    SchedulingQueue,
+)
+from topospread.scheduler.volumes import (
+    AssumedVolumes,
+    VolumeBindingError,
+    bind_pod_volumes,
+    plan,
+)
 
 __all__ = ["INFORMER_RESOURCES", "Scheduler"]
 
@@ -79,6 +91,11 @@ INFORMER_RESOURCES: Final = (
 
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 """The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""
+
+UNSUPPORTED_CLAIMS_MESSAGE: Final = (
+    "unsupported: topospread scheduler does not allocate resource claims "
+    "(DynamicResources Reserve/PreBind); leave this pod to kube-scheduler"
+)
 
 PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher priority pod"
 
@@ -227,6 +244,12 @@ class Scheduler:
             decoded = decode_one(obj)
             if decoded is not None:
                 self.cache.set_object(decoded)
+                self._storage_event(resource, "add")
+
+    def _storage_event(self, resource: Resource, action: str) -> None:
+        event = STORAGE_EVENTS.get((resource.kind, action))
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event)
 
     def on_update(self, resource: Resource, old: dict[str, Any], new: dict[str, Any]) -> None:
         """An object changed."""
@@ -240,6 +263,7 @@ class Scheduler:
             decoded = decode_one(new)
             if decoded is not None:
                 self.cache.set_object(decoded)
+                self._storage_event(resource, "update")
 
     def on_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
         """An object is gone."""
@@ -256,6 +280,7 @@ class Scheduler:
             if field is not None:
                 meta = obj.get("metadata") or {}
                 self.cache.delete_object(field, f"{meta.get('namespace', '')}/{meta.get('name')}")
+                self._storage_event(resource, "delete")
 
     def _pod_changed(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         spec = _spec(new)
@@ -313,6 +338,9 @@ class Scheduler:
             if self.cache.pods.get(pod.key) is not None or pod.metadata.deletion_timestamp:
                 self.queue.done(pod.key)  # bound meanwhile, or being deleted
                 return
+            if pod.resource_claims:
+                self._refuse_claims(info, cycle)
+                return
             framework = self._framework_map()[profile]
             result = schedule_one(
                 framework, pod, self.search, skip_single_node_scoring=True, lean=True
@@ -321,6 +349,9 @@ class Scheduler:
             if node is not None and len(result.tied_nodes) > 1:
                 node = self._rng.choice(result.tied_nodes)
             assumed = self.cache.assume_pod(pod, node) if node is not None else None
+            volumes = None
+            if assumed is not None and node is not None and pod.volumes:
+                volumes = self._reserve_volumes(pod, node)
         if node is None or assumed is None:
             self._failure(info, result, cycle, start)
             return
@@ -328,14 +359,51 @@ class Scheduler:
         self.queue.nominate(pod, "")
         with self._binds_done:
             self._in_flight_binds += 1
-        self._binder.submit(self._bind, info, assumed, node, cycle, start)
+        self._binder.submit(self._bind, info, assumed, node, cycle, start, volumes)
 
-    def _bind(self, info: QueuedPodInfo, assumed: Pod, node: str, cycle: int, start: float) -> None:
+    def _reserve_volumes(self, pod: Pod, node: str) -> AssumedVolumes | None:
+        # VolumeBinding's Reserve: assume the chosen volumes and claims (under the lock).
+        node_object = self.cache.nodes.get(node)
+        if node_object is None:
+            return None
+        volumes = plan(self.cache.cluster_objects(), pod, node_object)
+        if volumes is not None:
+            self.cache.assume_objects((*volumes.assumed_volumes, *volumes.assumed_claims))
+        return volumes
+
+    def _unreserve_volumes(self, volumes: AssumedVolumes | None) -> None:
+        if volumes is not None:
+            self.cache.restore_objects(
+                (*volumes.assumed_volumes, *volumes.assumed_claims), volumes.originals
+            )
+
+    def _bind_timeout(self, profile: str) -> float:
+        plugin = self._framework_map()[profile].plugin("VolumeBinding")
+        return float(getattr(plugin, "bind_timeout_seconds", 600))
+
+    def _volume_view(self, pod: Pod, node: str) -> tuple[ClusterObjects, Node | None, bool]:
+        with self.cache.lock:
+            return (
+                self.cache.cluster_objects(),
+                self.cache.nodes.get(node),
+                self.cache.pods.get(pod.key) is not None,
+            )
+
+    def _bind(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        node: str,
+        cycle: int,
+        start: float,
+        volumes: AssumedVolumes | None = None,
+    ) -> None:
         try:
-            self._bind_once(info, assumed, node, cycle, start)
+            self._bind_once(info, assumed, node, cycle, start, volumes)
         except Exception:
             log.exception("bind failed", extra={"pod": info.key, "node": node})
             self.cache.forget_pod(assumed)
+            self._unreserve_volumes(volumes)
             self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
         finally:
             with self._binds_done:
@@ -343,10 +411,31 @@ class Scheduler:
                 self._binds_done.notify_all()
 
     def _bind_once(
-        self, info: QueuedPodInfo, assumed: Pod, node: str, cycle: int, start: float
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        node: str,
+        cycle: int,
+        start: float,
+        volumes: AssumedVolumes | None = None,
     ) -> None:
         pod = info.pod
         profile = pod.scheduler_name
+        if volumes is not None and volumes.needs_binding:
+            try:
+                with self.cache.lock:
+                    timeout = self._bind_timeout(profile)
+                bind_pod_volumes(
+                    self.transport,
+                    pod,
+                    volumes,
+                    lambda: self._volume_view(pod, node),
+                    timeout=timeout,
+                    stopped=self._stop.is_set,
+                )
+            except VolumeBindingError as error:
+                self._binding_cycle_failed(info, assumed, volumes, cycle, start, str(error))
+                return
         try:
             response = bind_pod(self.transport, pod, node)
             status = response.status
@@ -377,6 +466,7 @@ class Scheduler:
             log.debug("bound", extra={"pod": pod.key, "node": node})
             return
         self.cache.forget_pod(assumed)
+        self._unreserve_volumes(volumes)
         if status in (404, 409):
             # Deleted, or bound by another client, while in flight: the informer has (or
             # will have) the pod as it is; nothing to retry.
@@ -392,6 +482,41 @@ class Scheduler:
             extra={"pod": pod.key, "node": node, "status": status, "detail": detail},
         )
         message = f"Binding rejected: {detail}"
+        info.unschedulable_plugins = frozenset()
+        self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
+        self._report_failure(pod, info.raw, "SchedulerError", message, None)
+
+    def _refuse_claims(self, info: QueuedPodInfo, cycle: int) -> None:
+        # DynamicResources' Reserve/PreBind (writing the allocation into the claim's status)
+        # is not implemented: binding such a pod would leave its claims unallocated.
+        pod = info.pod
+        message = (
+            f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {pod.key} uses resource claims "
+            f"({', '.join(pod.resource_claims)})"
+        )
+        log.warning("unsupported", extra={"pod": pod.key, "reason": message})
+        info.unschedulable_plugins = frozenset({"DynamicResources"})
+        self.queue.add_unschedulable_if_not_present(info, cycle)
+        self._report_failure(pod, info.raw, "SchedulerError", message, None)
+
+    def _binding_cycle_failed(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        volumes: AssumedVolumes | None,
+        cycle: int,
+        start: float,
+        message: str,
+    ) -> None:
+        """``handleBindingCycleError``: forget, unreserve, requeue with backoff, report."""
+        pod = info.pod
+        self.cache.forget_pod(assumed)
+        self._unreserve_volumes(volumes)
+        self.metrics.schedule_attempts.labels("error", pod.scheduler_name).inc()
+        self.metrics.attempt_duration.labels("error", pod.scheduler_name).observe(
+            time.perf_counter() - start
+        )
+        log.warning("binding cycle failed", extra={"pod": pod.key, "reason": message})
         info.unschedulable_plugins = frozenset()
         self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
         self._report_failure(pod, info.raw, "SchedulerError", message, None)

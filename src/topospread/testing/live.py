@@ -28,6 +28,13 @@ _RESOURCES = {
     "ReplicaSet": Resource("apps", "v1", "replicasets", "ReplicaSet"),
     "PodDisruptionBudget": Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     "ServiceAccount": Resource("", "v1", "serviceaccounts", "ServiceAccount"),
+    "PersistentVolume": Resource(
+        "", "v1", "persistentvolumes", "PersistentVolume", namespaced=False
+    ),
+    "PersistentVolumeClaim": Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
+    "StorageClass": Resource(
+        "storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False
+    ),
     "ClusterRole": Resource(
         "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False
     ),
