@@ -307,6 +307,41 @@ def _in_tree_source(rng: random.Random, index: int) -> Obj:
     return {"vsphereVolume": {"volumePath": f"[ds] v{index % 3}.vmdk"}}
 
 
+def _ephemeral(objects: list[Obj], rng: random.Random, pod_name: str, classes: list[str]) -> Obj:
+    """A generic ephemeral volume of ``pod_name``; its claim exists (controlled by the pod,
+    or by someone else) or not yet."""
+    template = {
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "storageClassName": rng.choice([*classes, "missing"]),
+        }
+    }
+    if rng.random() < 0.8:
+        owner = f"uid-default-{pod_name}" if rng.random() < 0.8 else "uid-someone-else"
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {
+                    "name": f"{pod_name}-scratch",
+                    "namespace": "default",
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Pod",
+                            "name": pod_name,
+                            "uid": owner,
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": template["spec"],
+            }
+        )
+    return {"name": "scratch", "ephemeral": {"volumeClaimTemplate": template}}
+
+
 def _random_scenario(rng: random.Random) -> Scenario:
     nodes = [f"n{i}" for i in range(rng.randint(1, 5))]
     objects: list[Obj] = []
@@ -399,8 +434,17 @@ def _random_scenario(rng: random.Random) -> Scenario:
         volumes = [claim(c) for c in rng.sample(claims, rng.randint(0, min(2, len(claims))))]
         if rng.random() < 0.4:
             volumes.append({"name": "inline", **_in_tree_source(rng, i)})
+        if rng.random() < 0.2:
+            volumes.append(_ephemeral(objects, rng, f"e{i}", classes))
+        namespace = "other" if rng.random() < 0.1 else "default"
         objects.append(
-            pod(f"e{i}", *volumes, node_name=rng.choice(nodes), priority=rng.choice((0, 5, 100)))
+            pod(
+                f"e{i}",
+                *volumes,
+                node_name=rng.choice(nodes),
+                priority=rng.choice((0, 5, 100)),
+                namespace=namespace,
+            )
         )
     for i, pv_name in enumerate(pv_names):
         if rng.random() < 0.3:
@@ -419,7 +463,10 @@ def _random_scenario(rng: random.Random) -> Scenario:
     volumes = [claim(c) for c in rng.sample(claims, rng.randint(0, min(3, len(claims))))]
     for i in range(rng.choice((0, 0, 1, 2))):
         volumes.append({"name": f"inline{i}", **_in_tree_source(rng, i + 7)})
+    if rng.random() < 0.2:
+        volumes.append(_ephemeral(objects, rng, "p", classes))
     incoming = pod("p", *volumes, priority=rng.choice((0, 10, 1000)))
+    incoming["metadata"]["uid"] = "uid-default-p"
     return Scenario(objects, incoming, rng.choice(ONLY_VOLUME_PLUGINS_CONFIGS))
 
 
