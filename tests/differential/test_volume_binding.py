@@ -178,6 +178,26 @@ def _draw_volume_scenario(rng: random.Random, index: int) -> Scenario:
         "metadata": {"name": "p", "namespace": "default", "uid": "pod-uid"},
         "spec": {"containers": [{"name": "c", "image": "img"}], "volumes": pod_volumes},
     }
+    if rng.random() < 0.3:
+        # Busy nodes: the pod needs preemption where its volumes fit.
+        pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+        pod["spec"]["priority"] = 100
+        objects.extend(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"busy-{name}", "namespace": "default", "uid": f"busy-{name}"},
+                "spec": {
+                    "nodeName": name,
+                    "priority": rng.choice((0, 200)),
+                    "containers": [
+                        {"name": "c", "image": "img", "resources": {"requests": {"cpu": "3"}}}
+                    ],
+                },
+            }
+            for name in nodes
+            if rng.random() < 0.6
+        )
     return Scenario(objects, pod, CONFIG, tags=("volumes",))
 
 
