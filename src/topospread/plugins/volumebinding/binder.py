@@ -26,12 +26,15 @@ helpers of ``k8s.io/component-helpers/storage/volume`` and ``.../storage/ephemer
 * Reasons come in a fixed order: node affinity conflict, no volume to bind, not enough
   storage, volume missing.
 
-Where upstream's answer depends on the order of its caches, topospread uses input order:
-the PersistentVolumes of a class come from an informer index (a Go map: random order), so
-between equally small fitting volumes upstream picks one at random — verdicts do not
-change, only which volume is bound; CSIStorageCapacities are listed in random order and
-the first sufficient one is the capacity the score uses, so with two sufficient ones for
-one class and node the score may differ between upstream runs.
+Where upstream's answer depends on the order of its caches, topospread uses input order.
+The PersistentVolumes of a class come from an informer index (a Go map, read once per
+cycle in PreFilter: one random order for all nodes), so upstream picks at random between
+equally small fitting volumes, and between several volumes pre-bound to one claim. For one
+claim only the volume bound changes; with several claims the pick can take the only volume
+a later claim fits, which then changes that node's verdict and score between upstream runs
+(the differential test detects this by running the oracle again). CSIStorageCapacities
+are listed in random order too and the first sufficient one is the capacity the score
+uses, so with two sufficient ones for one class and node the score may vary likewise.
 """
 
 from __future__ import annotations
