@@ -23,7 +23,6 @@ answers differ between runs in every field that disagrees. Nothing is tolerated 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import random
@@ -40,36 +39,6 @@ WIDE_COUNT = 150
 WIDE_FRESH_COUNT = 30
 CHUNK = 500
 LONG_COUNT = int(os.environ.get("TOPOSPREAD_DIFF_N", WIDE_COUNT))
-
-
-NOMINATED_BUG = "5995bc0177ac"
-"""The regression of the one known open disagreement: explain ignores pending pods nominated
-to a node (status.nominatedNodeName), which upstream's Filters count."""
-
-
-def _is_nominated_pending(obj: dict) -> bool:
-    return (
-        obj.get("kind") == "Pod"
-        and not obj.get("spec", {}).get("nodeName")
-        and bool(obj.get("status", {}).get("nominatedNodeName"))
-    )
-
-
-def attributed_to_nominated_pods(differential, oracle, disagreements, seed: int) -> list[int]:
-    """The disagreements that go away, on both sides, when the pending nominated pods are
-    left out of the cluster: the known bug of :data:`NOMINATED_BUG` (still failures)."""
-    suspects = [d for d in disagreements if any(map(_is_nominated_pending, d.scenario.cluster))]
-    if not suspects:
-        return []
-    stripped = [
-        dataclasses.replace(
-            d.scenario, cluster=[o for o in d.scenario.cluster if not _is_nominated_pending(o)]
-        )
-        for d in suspects
-    ]
-    again = differential.compare(oracle, stripped, seed, rerun=True, save=0)
-    still = {d.index for d in again.disagreements}
-    return [d.index for i, d in enumerate(suspects) if i not in still]
 
 
 def _summary(comparison, tags: Counter[str], count: int) -> str:
@@ -129,7 +98,6 @@ def test_many_wide_scenarios_agree_with_upstream(differential, oracle, report_ru
     tags: Counter[str] = Counter()
     disagreements = []
     upstream_random = []
-    nominated = []
     reruns = 0
     for start in range(first, LONG_COUNT, CHUNK):
         count = min(CHUNK, LONG_COUNT - start)
@@ -141,9 +109,6 @@ def test_many_wide_scenarios_agree_with_upstream(differential, oracle, report_ru
         tags.update(tag for scenario in drawn for tag in scenario.tags)
         disagreements += comparison.disagreements
         upstream_random += comparison.upstream_random
-        nominated += attributed_to_nominated_pods(
-            differential, oracle, comparison.disagreements, seed
-        )
         reruns += comparison.reruns
         if progress:
             children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -155,7 +120,6 @@ def test_many_wide_scenarios_agree_with_upstream(differential, oracle, report_ru
                     "cpu": round(time.process_time() - cpu_started, 1),
                     "oracle_cpu": round(children.ru_utime + children.ru_stime, 1),
                     "disagree": [d.index for d in disagreements],
-                    "of_which_nominated_pods_bug": nominated,
                     "upstream_random": [d.index for d in upstream_random],
                     "reruns": reruns,
                     "tags": dict(sorted(tags.items())),
@@ -167,8 +131,7 @@ def test_many_wide_scenarios_agree_with_upstream(differential, oracle, report_ru
         f"wide, seed {seed}: scenarios {first}..{LONG_COUNT - 1}: {agree} agree, "
         f"{len(upstream_random)} differ only where upstream is random "
         f"(#{', #'.join(str(d.index) for d in upstream_random[:20])}), "
-        f"{len(disagreements)} disagree ({len(nominated)} of them gone without the pending "
-        f"nominated pods: regression {NOMINATED_BUG}); {reruns} re-run; "
+        f"{len(disagreements)} disagree; {reruns} re-run; "
         f"reached: {dict(sorted(tags.items()))} "
         f"({time.monotonic() - started:.0f}s; replay: {replay})"
     )

@@ -164,6 +164,8 @@ _POINTS = (
 )
 """Where a plugin is disabled: mostly everywhere or where it decides; rarely only at
 PreFilter / PreScore, which upstream answers with an Error at Filter / Score."""
+VOLUME_SHARE = 0.35
+"""The share of scenarios with claims, volumes and the CSI objects."""
 _PERCENTAGES = (None, None, None, 0, 1, 5, 30, 50, 100)
 
 
@@ -407,6 +409,350 @@ def _nominated_pods(
     return pods
 
 
+# -- volumes -------------------------------------------------------------------------------
+#
+# Claims and volumes for the incoming pod and some assigned pods: claims bound to zonal
+# volumes (zone labels, node affinity), unbound Immediate claims, WaitForFirstConsumer
+# claims with static volumes and with dynamic provisioning (allowedTopologies,
+# CSIStorageCapacity for a driver with storageCapacity), ReadWriteOncePod claims in use,
+# CSINodes with attach limits and migrated plugins, VolumeAttachments, generic ephemeral
+# volumes, inline in-tree disks that migrate to CSI. Chosen with ``bulk`` (cheap, and
+# volumes do not need Hypothesis's shrinking).
+
+_CSI = "csi.example.com"
+_TRACKED = "tracked.csi.example.com"
+_EBS = "ebs.csi.aws.com"
+_PD = "pd.csi.storage.gke.io"
+_SIZES = ("1Gi", "2Gi", "5Gi", "10Gi", "20Gi", "1500Mi")
+_VOLUME_ZONES = ("a", "b", "c", "z3")
+_CLAIM_KINDS = (
+    *("bound",) * 5,
+    *("immediate",) * 2,
+    *("static",) * 3,
+    *("dynamic",) * 3,
+    *("tracked",) * 3,
+    "rwop",
+    "missing-class",
+)
+
+
+def _storage_class(name: str, provisioner: str, wait: bool, zones: list[str] | None) -> Obj:
+    obj: Obj = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": "WaitForFirstConsumer" if wait else "Immediate",
+    }
+    if zones:
+        obj["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": zones}]}]
+    return obj
+
+
+def _zones(bulk: random.Random) -> list[str]:
+    return sorted(bulk.sample(_VOLUME_ZONES, bulk.randint(1, 2)))
+
+
+def _persistent_volume(
+    bulk: random.Random, name: str, storage_class: str, names: tuple[str, ...]
+) -> Obj:
+    spec: Obj = {
+        "capacity": {"storage": bulk.choice(_SIZES)},
+        "accessModes": bulk.choice(
+            (
+                ["ReadWriteOnce"],
+                ["ReadWriteOnce"],
+                ["ReadWriteOnce", "ReadOnlyMany"],
+                ["ReadWriteMany"],
+            )
+        ),
+        "storageClassName": storage_class,
+        "persistentVolumeReclaimPolicy": "Retain",
+    }
+    metadata: Obj = {"name": name}
+    source = bulk.random()
+    zones = _zones(bulk)
+    if source < 0.2:
+        spec["awsElasticBlockStore"] = {"volumeID": f"vol-{name}"}
+    elif source < 0.35:
+        spec["gcePersistentDisk"] = {"pdName": name}
+    else:
+        spec["csi"] = {"driver": bulk.choice((_CSI, _CSI, _EBS, _TRACKED)), "volumeHandle": name}
+    if bulk.random() < 0.5:
+        metadata["labels"] = {ZONE: "__".join(zones)}
+    roll = bulk.random()
+    if roll < 0.45:
+        term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": zones}]}
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+    elif roll < 0.6:
+        term = {
+            "matchExpressions": [
+                {"key": HOSTNAME, "operator": "In", "values": [bulk.choice(names)]}
+            ]
+        }
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [term]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": metadata,
+        "spec": spec,
+        "status": {"phase": "Available"},
+    }
+
+
+def _claim(name: str, namespace: str, storage_class: str | None, mode: str, size: str) -> Obj:
+    spec: Obj = {"accessModes": [mode], "resources": {"requests": {"storage": size}}}
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-claim-{namespace}-{name}"},
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+def _bind(claim: Obj, volume: Obj) -> None:
+    metadata = claim["metadata"]
+    claim["spec"]["volumeName"] = volume["metadata"]["name"]
+    claim["spec"]["storageClassName"] = volume["spec"]["storageClassName"]
+    metadata["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    claim["status"] = {
+        "phase": "Bound",
+        "accessModes": volume["spec"]["accessModes"],
+        "capacity": volume["spec"]["capacity"],
+    }
+    volume["spec"]["claimRef"] = {
+        "kind": "PersistentVolumeClaim",
+        "namespace": metadata["namespace"],
+        "name": metadata["name"],
+        "uid": metadata["uid"],
+    }
+    volume["status"] = {"phase": "Bound"}
+
+
+def _volumes(
+    bulk: random.Random, cluster: list[Obj], pod: Obj, names: tuple[str, ...]
+) -> list[str]:
+    """Add storage objects and claims for the incoming pod (and some assigned pods);
+    returns the tags reached."""
+    tags = ["volumes"]
+    objects: list[Obj] = []
+    classes = {
+        "immediate": _storage_class("immediate", _CSI, False, None),
+        "static": _storage_class("static", "kubernetes.io/no-provisioner", True, None),
+        "wffc": _storage_class("wffc", _CSI, True, _zones(bulk) if bulk.random() < 0.5 else None),
+        "tracked": _storage_class(
+            "tracked", _TRACKED, True, _zones(bulk) if bulk.random() < 0.3 else None
+        ),
+        "ebs": _storage_class("ebs", _EBS, True, None),
+    }
+    objects.extend(c for name, c in classes.items() if name != "tracked" or bulk.random() < 0.9)
+    if bulk.random() < 0.8:
+        tags.append("csi-storage-capacity")
+        objects.append(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSIDriver",
+                "metadata": {"name": _TRACKED},
+                "spec": {"storageCapacity": True, "attachRequired": bulk.random() < 0.5},
+            }
+        )
+        for zone in _VOLUME_ZONES:
+            if bulk.random() < 0.7:
+                capacity: Obj = {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSIStorageCapacity",
+                    "metadata": {"name": f"cap-{zone}", "namespace": "kube-system"},
+                    "storageClassName": "tracked",
+                    "capacity": bulk.choice(("0", "3Gi", "8Gi", "50Gi")),
+                    "nodeTopology": {"matchLabels": {ZONE: zone}},
+                }
+                if bulk.random() < 0.2:
+                    capacity["maximumVolumeSize"] = bulk.choice(("2Gi", "10Gi"))
+                objects.append(capacity)
+    if bulk.random() < 0.5:
+        objects.append(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSIDriver",
+                "metadata": {"name": _CSI},
+                "spec": {"attachRequired": True},
+            }
+        )
+    # CSINodes: attach limits per driver, in-tree plugins migrated to CSI.
+    limited = bulk.sample(names, min(len(names), bulk.randint(0, 12)))
+    for node in limited:
+        tags.append("csi-nodes")
+        drivers = []
+        for driver in bulk.sample((_CSI, _EBS, _PD, _TRACKED), bulk.randint(0, 3)):
+            entry: Obj = {"name": driver, "nodeID": f"{node}-{driver}"}
+            if bulk.random() < 0.8:
+                entry["allocatable"] = {"count": bulk.choice((0, 1, 1, 2, 3, 39))}
+            if bulk.random() < 0.5:
+                entry["topologyKeys"] = [ZONE]
+            drivers.append(entry)
+        csi_node: Obj = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": node},
+            "spec": {"drivers": drivers},
+        }
+        if bulk.random() < 0.5:
+            csi_node["metadata"]["annotations"] = {
+                "storage.alpha.kubernetes.io/migrated-plugins": bulk.choice(
+                    ("kubernetes.io/aws-ebs", "kubernetes.io/aws-ebs,kubernetes.io/gce-pd")
+                )
+            }
+        objects.append(csi_node)
+    # Volumes: some static (class "static", maybe prebound), some bound below.
+    volumes = [
+        _persistent_volume(bulk, f"pv{i}", bulk.choice(("static", "static", "ebs", "other")), names)
+        for i in range(bulk.randint(0, 6))
+    ]
+    namespace = pod["metadata"].get("namespace", "default")
+    pod_volumes: list[Obj] = []
+    for index in range(bulk.randint(1, 3)):
+        kind = bulk.choice(_CLAIM_KINDS)
+        name = f"claim{index}"
+        size = bulk.choice(_SIZES)
+        if kind == "bound":
+            volume = _persistent_volume(
+                bulk, f"bound{index}", bulk.choice(("static", "ebs")), names
+            )
+            claim = _claim(name, namespace, None, "ReadWriteOnce", size)
+            _bind(claim, volume)
+            volumes.append(volume)
+            tags.append("bound-claims")
+        elif kind == "rwop":
+            claim = _claim(name, namespace, "wffc", "ReadWriteOncePod", size)
+            volume = _persistent_volume(bulk, f"rwop{index}", "wffc", names)
+            volume["spec"]["accessModes"] = ["ReadWriteOncePod"]
+            _bind(claim, volume)
+            volumes.append(volume)
+            tags.append("read-write-once-pod")
+            users = [
+                o
+                for o in cluster
+                if o.get("kind") == "Pod"
+                and o["metadata"].get("namespace") == namespace
+                and o["spec"].get("nodeName")
+            ]
+            if users and bulk.random() < 0.6:
+                user = bulk.choice(users)
+                user["spec"].setdefault("volumes", []).append(
+                    {"name": "shared", "persistentVolumeClaim": {"claimName": name}}
+                )
+                tags.append("rwop-in-use")
+        else:
+            storage_class = {
+                "immediate": "immediate",
+                "static": "static",
+                "dynamic": "wffc",
+                "tracked": "tracked",
+                "missing-class": "absent",
+            }[kind]
+            claim = _claim(name, namespace, storage_class, "ReadWriteOnce", size)
+            if kind == "immediate":
+                tags.append("unbound-immediate")
+            elif kind == "static":
+                tags.append("wffc-static")
+                if volumes and bulk.random() < 0.2:
+                    # Prebound: claimRef without a bind (two prebound volumes make
+                    # upstream's pick depend on its cache order: detected, not avoided).
+                    target = bulk.choice(volumes)
+                    if "claimRef" not in target["spec"]:
+                        target["spec"]["claimRef"] = {
+                            "namespace": namespace,
+                            "name": name,
+                        }
+            else:
+                tags.append("wffc-dynamic")
+            if bulk.random() < 0.05:
+                claim["metadata"]["annotations"] = {
+                    "volume.kubernetes.io/selected-node": bulk.choice(names)
+                }
+        objects.append(claim)
+        pod_volumes.append({"name": f"v{index}", "persistentVolumeClaim": {"claimName": name}})
+    if bulk.random() < 0.2:
+        # A generic ephemeral volume: the claim <pod>-<volume>, owned by the pod.
+        tags.append("ephemeral")
+        pod["metadata"]["uid"] = "uid-incoming"
+        claim = _claim(
+            f"{pod['metadata']['name']}-eph",
+            namespace,
+            bulk.choice(("wffc", "static", "tracked")),
+            "ReadWriteOnce",
+            "1Gi",
+        )
+        owner = "uid-incoming" if bulk.random() < 0.85 else "uid-someone-else"
+        claim["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": "incoming",
+                "uid": owner,
+                "controller": True,
+            }
+        ]
+        objects.append(claim)
+        pod_volumes.append(
+            {
+                "name": "eph",
+                "ephemeral": {
+                    "volumeClaimTemplate": {
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}},
+                        }
+                    }
+                },
+            }
+        )
+    if bulk.random() < 0.25:
+        tags.append("inline-migrated")
+        pod_volumes.append(
+            {
+                "name": "inline",
+                "awsElasticBlockStore": {"volumeID": f"vol-inline-{bulk.randint(0, 2)}"},
+            }
+        )
+    # Assigned pods using bound claims count against attach limits on their nodes.
+    assigned = [o for o in cluster if o.get("kind") == "Pod" and o["spec"].get("nodeName")]
+    for index, user in enumerate(bulk.sample(assigned, min(len(assigned), bulk.randint(0, 4)))):
+        user_namespace = user["metadata"]["namespace"]
+        volume = _persistent_volume(bulk, f"used{index}", "static", names)
+        claim = _claim(f"used{index}", user_namespace, None, "ReadWriteOnce", "1Gi")
+        _bind(claim, volume)
+        volumes.append(volume)
+        objects.append(claim)
+        user["spec"].setdefault("volumes", []).append(
+            {"name": f"used{index}", "persistentVolumeClaim": {"claimName": f"used{index}"}}
+        )
+        if "csi" in volume["spec"] and bulk.random() < 0.5:
+            tags.append("volume-attachments")
+            objects.append(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "VolumeAttachment",
+                    "metadata": {"name": f"va-{index}"},
+                    "spec": {
+                        "attacher": volume["spec"]["csi"]["driver"],
+                        "nodeName": bulk.choice(names),
+                        "source": {"persistentVolumeName": volume["metadata"]["name"]},
+                    },
+                    "status": {"attached": bulk.random() < 0.8},
+                }
+            )
+    # A pod may mount a volume once: drop repeats the inline disks of other cases added.
+    existing = pod["spec"].setdefault("volumes", [])
+    existing.extend(v for v in pod_volumes if all(v["name"] != e["name"] for e in existing))
+    cluster.extend(volumes)
+    cluster.extend(objects)
+    return tags
+
+
 # -- configurations ------------------------------------------------------------------------
 
 
@@ -588,6 +934,14 @@ def wide_scenarios(draw: st.DrawFn) -> Scenario:
     assert isinstance(decoded, Pod)
     assume(not validate_pod(decoded))
     tags.extend(_issue_12_cases(draw, cluster, pod, names))
+    if bulk.random() < VOLUME_SHARE:
+        before = len(cluster)
+        tags.extend(_volumes(bulk, cluster, pod, names))
+        for obj in cluster[before:]:
+            assume(_valid_object(obj))
+        (decoded,) = decode_documents([copy.deepcopy(pod)]).objects
+        assert isinstance(decoded, Pod)
+        assume(not validate_pod(decoded))
     if node_count >= 100:
         tags.append("nodes-100+")
     elif node_count >= 50:
