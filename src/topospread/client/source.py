@@ -117,11 +117,13 @@ SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     STATEFUL_SETS,
     DEPLOYMENTS,
     POD_DISRUPTION_BUDGETS,
+    PRIORITY_CLASSES,
     *STORAGE_RESOURCES,
 )
 """What kube-scheduler's informers watch that topospread models, plus Deployments (the
-owners of ReplicaSets, for the simulator and audit). PriorityClasses are not listed: pods
-read from a server carry their resolved priority, and the simulator refuses the kind."""
+owners of ReplicaSets, for the simulator and audit) and PriorityClasses (pods read from a
+server carry their resolved priority; a pod explained or simulated from a manifest gets
+it from the cluster's classes, as the Priority admission plugin would give it)."""
 
 AUDIT_RESOURCES: tuple[Resource, ...] = (*SCHEDULER_RESOURCES, DAEMON_SETS, JOBS, CRON_JOBS)
 """What ``audit`` reads: the scheduler's objects and every workload kind that owns pods."""

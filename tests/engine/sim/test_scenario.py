@@ -208,6 +208,7 @@ BROKEN = [
             'story.yaml: steps[0].apply.objects[0].kind: Unsupported value: "v1/ConfigMap": '
             'supported values: "apps/v1/Deployment", "apps/v1/ReplicaSet", '
             '"apps/v1/StatefulSet", "policy/v1/PodDisruptionBudget", '
+            '"scheduling.k8s.io/v1/PriorityClass", '
             '"storage.k8s.io/v1/CSIDriver", "storage.k8s.io/v1/CSINode", '
             '"storage.k8s.io/v1/CSIStorageCapacity", "storage.k8s.io/v1/StorageClass", '
             '"storage.k8s.io/v1/VolumeAttachment", "v1/Node", "v1/PersistentVolume", '
@@ -303,3 +304,41 @@ def test_a_missing_referenced_file_is_reported_with_its_path(tmp_path):
     assert (
         line == f"{tmp_path / 's.yaml'}: cluster.files[0]: {tmp_path / 'nope.yaml'}: no such file"
     )
+
+
+PRIORITIES = """\
+apiVersion: topospread.dev/v1alpha1
+kind: Scenario
+metadata: {name: priorities}
+cluster:
+  nodes: {zones: [a], perZone: 1, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}
+  objects:
+  - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 1000}
+steps:
+- name: deploy
+  apply:
+    objects:
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        replicas: 2
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            priorityClassName: high
+            containers: [{name: web, image: nginx}]
+"""
+
+
+def test_priority_classes_in_a_scenario_give_created_pods_their_priority(tmp_path):
+    from topospread.engine.sim.simulator import Simulator
+
+    path = tmp_path / "priorities.yaml"
+    path.write_text(PRIORITIES)
+    simulator = Simulator(load_scenario(path))
+    simulator.run_scenario(lambda progress: None)
+    priorities = {r.pod.name: r.pod.priority for r in simulator.state.pods.values()}
+    assert len(priorities) == 2
+    assert set(priorities.values()) == {1000}

@@ -69,7 +69,6 @@ from topospread.model.objects import (
     ObjectMeta,
     Pod,
     PodDisruptionBudget,
-    PriorityClass,
     ReplicaSet,
     StatefulSet,
     Taint,
@@ -576,8 +575,7 @@ class _Parser:
         except DecodeError as exc:
             self.errors.extend(_prefixed(exc.errors, path))
             return None
-        if obj is None or isinstance(obj, PriorityClass):
-            # explain reads PriorityClasses; the simulator takes spec.priority as written.
+        if obj is None:
             self.errors.append(
                 FieldError.not_supported(
                     f"{path}.kind",
@@ -587,6 +585,7 @@ class _Parser:
                         "apps/v1/ReplicaSet",
                         "apps/v1/StatefulSet",
                         "policy/v1/PodDisruptionBudget",
+                        "scheduling.k8s.io/v1/PriorityClass",
                         "storage.k8s.io/v1/CSIDriver",
                         "storage.k8s.io/v1/CSINode",
                         "storage.k8s.io/v1/CSIStorageCapacity",

@@ -81,6 +81,7 @@ from topospread.model.objects import (
     ObjectMeta,
     Pod,
     PodDisruptionBudget,
+    PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -470,6 +471,8 @@ class Simulator:
             self._requeue(("StatefulSet", *key))
         elif isinstance(obj, PodDisruptionBudget):
             state.budgets[key] = obj
+        elif isinstance(obj, PriorityClass):
+            state.priority_classes[obj.name] = obj
         elif isinstance(obj, Service):
             state.services[key] = obj
             self._objects_changed()

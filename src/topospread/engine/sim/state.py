@@ -20,7 +20,7 @@ Simplifications, each documented where it matters:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -30,6 +30,7 @@ from topospread.model.objects import (
     Node,
     Pod,
     PodDisruptionBudget,
+    PriorityClass,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -181,9 +182,10 @@ class Listener(Protocol):
         ...
 
 
-def admit_pod(pod: Pod) -> Pod:
-    """The pod as the API server stores it on create (see the module docstring)."""
-    pod = admit_pod_on_create(pod)
+def admit_pod(pod: Pod, priority_classes: Sequence[PriorityClass] | None = None) -> Pod:
+    """The pod as the API server stores it on create (see the module docstring); with
+    ``priority_classes``, the Priority admission resolves ``priorityClassName``."""
+    pod = admit_pod_on_create(pod, priority_classes)
     tolerations = list(pod.tolerations)
     for key in (TAINT_NOT_READY, TAINT_UNREACHABLE):
         # DefaultTolerationSeconds: added unless the pod already tolerates the taint
@@ -220,6 +222,8 @@ class ClusterState:
         self.services: dict[tuple[str, str], Service] = {}
         self.replication_controllers: dict[tuple[str, str], ReplicationController] = {}
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
+        self.priority_classes: dict[str, PriorityClass] = {}
+        """PriorityClasses: the Priority admission of every pod created here."""
         # Storage, each kind in creation order (the listers' order); replaced in place.
         self.storage_classes: dict[str, StorageClass] = {}
         self.volumes: dict[str, PersistentVolume] = {}
@@ -247,7 +251,11 @@ class ClusterState:
 
     def create_pod(self, pod: Pod, owner: OwnerKey | None, revision: str = "") -> PodRecord:
         """Admit and store a pod; the listener queues it for scheduling."""
-        record = PodRecord(admit_pod(pod), self.new_uid(), self.now, owner, revision=revision)
+        # Without PriorityClass objects, spec.priority is taken as written (scenarios that
+        # predate them); with them, the Priority admission resolves every pod's class.
+        classes = tuple(self.priority_classes.values()) or None
+        admitted = admit_pod(pod, classes)
+        record = PodRecord(admitted, self.new_uid(), self.now, owner, revision=revision)
         if not record.pod.metadata.uid:
             # The API server gives every pod a uid; the ephemeral volume controller names the
             # pod by it as the owner of its claims, and VolumeBinding checks that owner.
