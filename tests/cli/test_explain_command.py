@@ -303,15 +303,17 @@ def test_a_pod_topospread_cannot_explain_is_refused_in_one_line_naming_its_file(
     tmp_path: Path,
 ) -> None:
     cluster = tmp_path / "cluster.yaml"
+    # An extended resource backed by a DeviceClass (DRAExtendedResource) is not decided.
     cluster.write_text(
         "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
         "status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n"
+        "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
+        "spec: {extendedResourceName: example.com/gpu}\n"
     )
     pod = tmp_path / "pod.yaml"
     pod.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: default}\n"
-        "spec:\n  containers: [{name: c, image: x}]\n"
-        "  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n"
+        "spec:\n  containers: [{name: c, image: x, resources: {limits: {example.com/gpu: 1}}}]\n"
     )
     code, out, err = run("explain", "--cluster", str(cluster), "--pod", str(pod))
     assert (code, out) == (2, "")

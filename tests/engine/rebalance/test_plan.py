@@ -162,6 +162,8 @@ def test_lower_priority_first() -> None:
     [
         ("no-capacity", "Insufficient cpu"),
         ("pdb-blocked", "PodDisruptionBudget web allows no disruption"),
+        # A replacement keeps its claim, and the claim's volume pins the zone.
+        ("pinned-volumes", "didn't match PersistentVolume's node affinity"),
     ],
 )
 def test_a_plan_that_cannot_balance_says_why_and_evicts_nothing(name: str, says: str) -> None:

@@ -47,17 +47,13 @@ from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
 from topospread.model.labels import Selector
 from topospread.model.objects import (
+    Deployment,
     KubeObject,
-    Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
-    ReplicaSet,
-    ReplicationController,
-    Service,
-    StatefulSet,
 )
-from topospread.model.workloads import ManifestObject
+from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.podtopologyspread.common import SelectorError
@@ -320,18 +316,11 @@ class _World:
 _TERMINAL = frozenset({"Succeeded", "Failed"})
 
 
-def _is_kube(obj: object) -> TypeGuard[KubeObject]:
-    # Pods are kept apart: the state's pods change from step to step.
-    return isinstance(
-        obj,
-        Node
-        | Service
-        | ReplicationController
-        | ReplicaSet
-        | StatefulSet
-        | Namespace
-        | PodDisruptionBudget,
-    )
+def _is_kube(obj: ManifestObject) -> TypeGuard[KubeObject]:
+    # Everything the scheduler lists (storage and priority classes included) but the pods,
+    # which are kept apart (the state's pods change from step to step), and the workload
+    # kinds only grouping reads.
+    return not isinstance(obj, Pod | Deployment | DaemonSet | Job | CronJob)
 
 
 def minimum_moves(counts: Sequence[int], max_skew: int, min_domains: int) -> int | None:
