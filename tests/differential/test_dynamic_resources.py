@@ -399,7 +399,12 @@ _SELECTORS = (
 
 def random_scenario(rng: random.Random) -> Scenario:
     nodes = [node(f"n{i}", rng.choice("ab")) for i in range(rng.randint(1, 4))]
-    cluster: list[Obj] = [*nodes, GPU_CLASS, device_class("any")]
+    cluster: list[Obj] = [
+        *nodes,
+        GPU_CLASS,
+        device_class("any"),
+        device_class("big", f'device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'),
+    ]
     devices_by_node: dict[str, list[str]] = {}
     for n in nodes:
         name = n["metadata"]["name"]
@@ -421,8 +426,30 @@ def random_scenario(rng: random.Random) -> Scenario:
             )
         devices_by_node[name] = [d["name"] for d in devices]
         count = 2 if rng.random() < 0.1 else 1
-        if devices or rng.random() < 0.5:
-            cluster.append(slice_(f"{name}-gpus", devices, node_name=name, count=count))
+        generation = rng.choice((1, 1, 2))
+        if devices and rng.random() < 0.2:
+            # One pool in two slices (listed in reverse name order), both on the node.
+            half = len(devices) // 2
+            for part, chunk in (("b", devices[half:]), ("a", devices[:half])):
+                cluster.append(
+                    slice_(
+                        f"{name}-gpus-{part}",
+                        chunk,
+                        node_name=name,
+                        pool=name,
+                        count=2,
+                        generation=generation,
+                    )
+                )
+        elif devices or rng.random() < 0.5:
+            cluster.append(
+                slice_(f"{name}-gpus", devices, node_name=name, count=count, generation=generation)
+            )
+            if generation == 2 and rng.random() < 0.3:
+                # A slice of an older generation of the same pool: ignored. (Slices of one
+                # generation disagreeing on resourceSliceCount would make upstream's answer
+                # depend on its informer's list order.)
+                cluster.append(slice_(f"{name}-old", [device("old-0")], node_name=name, pool=name))
         if rng.random() < 0.15:
             cluster.append(
                 slice_(
@@ -451,7 +478,7 @@ def random_scenario(rng: random.Random) -> Scenario:
             selectors = rng.sample(_SELECTORS, rng.choice((0, 0, 1, 1, 2)))
             mode = "All" if rng.random() < 0.1 else None
             count = None if mode else rng.choice((None, None, 1, 2))
-            cls = "gpu" if rng.random() < 0.8 else rng.choice(("any", "missing"))
+            cls = "gpu" if rng.random() < 0.7 else rng.choice(("any", "big", "big", "missing"))
             if rng.random() < 0.15:
                 requests.append(
                     {
