@@ -13,7 +13,8 @@ from topospread.engine.explain import explain
 from topospread.framework.config.decode import default_configuration
 from topospread.io import load_configuration
 from topospread.io.manifests import load_audit_objects
-from topospread.model.objects import KubeObject
+from topospread.model.objects import Deployment
+from topospread.model.workloads import CronJob, DaemonSet, Job
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 AUDIT = DATA / "audit"
@@ -26,7 +27,9 @@ def objects_of(name: str) -> list:
 
 
 def cluster_of(objects: list) -> Cluster:
-    return Cluster.from_objects(o for o in objects if isinstance(o, KubeObject.__args__))
+    return Cluster.from_objects(
+        o for o in objects if not isinstance(o, Deployment | DaemonSet | Job | CronJob)
+    )
 
 
 @pytest.mark.parametrize("name", FIXTURES)

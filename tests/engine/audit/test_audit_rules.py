@@ -108,6 +108,17 @@ def test_pending_because_of_spread_quotes_the_schedulers_message() -> None:
     assert "6 node(s) didn't match pod topology spread constraints" in finding.message
 
 
+def test_a_pending_pod_is_judged_with_its_claims_and_their_volumes() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "pinned-volumes.yaml")])
+    report = audit(objects, load_configuration(None))
+    (pending,) = [p for w in report.workloads for p in w.pending_pods]
+    assert pending.pod == "shop/db-4"
+    # Node affinity filters before VolumeBinding: zone-b and zone-c fail the selector,
+    # zone-a the volume's affinity.
+    assert "1 node(s) didn't match PersistentVolume's node affinity" in pending.message
+    assert "2 node(s) didn't match Pod's node affinity/selector" in pending.message
+
+
 def test_min_domains_shortfall_is_an_error_when_the_replicas_cannot_fit() -> None:
     (finding,) = rules_found("min-domains.yaml")["min-domains-shortfall"]
     assert finding.severity is Severity.ERROR

@@ -44,13 +44,9 @@ from topospread.model.labels import Selector
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
-    Namespace,
     Node,
     Pod,
-    PodDisruptionBudget,
     ReplicaSet,
-    ReplicationController,
-    Service,
     StatefulSet,
     TopologySpreadConstraint,
 )
@@ -74,16 +70,6 @@ __all__ = [
     "validation_errors",
 ]
 
-_KUBE_TYPES = (
-    Node,
-    Pod,
-    Service,
-    ReplicationController,
-    ReplicaSet,
-    StatefulSet,
-    Namespace,
-    PodDisruptionBudget,
-)
 _DO_NOT_SCHEDULE, _SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
 _MAX_EXPLAINED = 20
 """Pending pods explained per workload; pods of one ReplicaSet share one explanation."""
@@ -448,7 +434,11 @@ def audit(
     """
     configuration = configuration or default_configuration()
     objs = list(objects)
-    cluster = Cluster.from_objects(o for o in objs if isinstance(o, _KUBE_TYPES))
+    # Everything the scheduler lists (storage and priority classes included); the workload
+    # kinds only grouping reads.
+    cluster = Cluster.from_objects(
+        o for o in objs if not isinstance(o, Deployment | DaemonSet | Job | CronJob)
+    )
     snapshot = cluster.snapshot()
     frameworks = _frameworks(configuration, snapshot, cluster, features)
     workloads, notes = group_workloads(objs)
