@@ -21,6 +21,7 @@ from topospread.model.objects import (
 )
 from topospread.model.resource import (
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -74,6 +75,7 @@ class Cluster:
         claims: list[ResourceClaim] = []
         device_classes: list[DeviceClass] = []
         slices: list[ResourceSlice] = []
+        taint_rules: list[DeviceTaintRule] = []
         pvs: list[PersistentVolume] = []
         pvcs: list[PersistentVolumeClaim] = []
         storage_classes: list[StorageClass] = []
@@ -104,6 +106,8 @@ class Cluster:
                 device_classes.append(obj)
             elif isinstance(obj, ResourceSlice):
                 slices.append(obj)
+            elif isinstance(obj, DeviceTaintRule):
+                taint_rules.append(obj)
             elif isinstance(obj, ResourceClaimTemplate):
                 pass
             elif isinstance(obj, StatefulSet):
@@ -160,6 +164,7 @@ class Cluster:
                 resource_claims=tuple(claims),
                 device_classes=tuple(device_classes),
                 resource_slices=tuple(slices),
+                device_taint_rules=tuple(taint_rules),
                 persistent_volumes=tuple(pvs),
                 persistent_volume_claims=tuple(pvcs),
                 storage_classes=tuple(storage_classes),

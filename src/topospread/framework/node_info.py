@@ -25,7 +25,7 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
-from topospread.model.resource import DeviceClass, ResourceClaim, ResourceSlice
+from topospread.model.resource import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from topospread.model.storage import (
     CSIDriver,
     CSINode,
@@ -182,6 +182,7 @@ class ClusterObjects:
     """ResourceClaims (``resource.k8s.io/v1``), in input order (DynamicResources)."""
     device_classes: tuple[DeviceClass, ...] = ()
     resource_slices: tuple[ResourceSlice, ...] = ()
+    device_taint_rules: tuple[DeviceTaintRule, ...] = ()
     _index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )

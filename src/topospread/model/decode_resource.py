@@ -34,6 +34,7 @@ from topospread.model.resource import (
     DeviceRequest,
     DeviceRequestAllocationResult,
     DeviceSubRequest,
+    DeviceTaintRule,
     ExactDeviceRequest,
     PodResourceClaim,
     PodResourceClaimStatus,
@@ -276,6 +277,8 @@ def decode_resource_object(kind: str, doc: Mapping[str, Any], where: str) -> Kub
         obj = _template(r, doc)
     elif kind == "DeviceClass":
         obj = _device_class(r, doc)
+    elif kind == "DeviceTaintRule":
+        obj = DeviceTaintRule(_meta(r, doc, namespaced=False))
     else:
         obj = _resource_slice(r, doc)
     if r.errors:

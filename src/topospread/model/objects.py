@@ -18,6 +18,7 @@ from topospread.model.quantity import Quantity
 if TYPE_CHECKING:
     from topospread.model.resource import (
         DeviceClass,
+        DeviceTaintRule,
         PodResourceClaim,
         PodResourceClaimStatus,
         ResourceClaim,
@@ -704,5 +705,6 @@ KubeObject = Union[
     "ResourceClaimTemplate",
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
 ]
 """Every kind topospread reads (the storage kinds are defined in :mod:`.storage`)."""

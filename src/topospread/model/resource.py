@@ -29,6 +29,7 @@ __all__ = [
     "DeviceConstraint",
     "DeviceRequest",
     "DeviceRequestAllocationResult",
+    "DeviceTaintRule",
     "DeviceSubRequest",
     "ExactDeviceRequest",
     "PodResourceClaim",
@@ -45,6 +46,7 @@ RESOURCE_KINDS: Final[Mapping[tuple[str, str], str]] = {
     (API_VERSION, "ResourceClaimTemplate"): "ResourceClaimTemplate",
     (API_VERSION, "DeviceClass"): "DeviceClass",
     (API_VERSION, "ResourceSlice"): "ResourceSlice",
+    (API_VERSION, "DeviceTaintRule"): "DeviceTaintRule",
 }
 """The kinds read, each in its one version (``resource.k8s.io/v1`` only)."""
 
@@ -187,6 +189,14 @@ class DeviceClass:
     metadata: ObjectMeta
     selectors: tuple[str | None, ...] = ()
     extended_resource_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule: it taints devices of ResourceSlices, which topospread does not
+    decide, so its presence alone makes pods with claims to allocate refused."""
+
+    metadata: ObjectMeta
 
 
 @dataclass(frozen=True, slots=True)

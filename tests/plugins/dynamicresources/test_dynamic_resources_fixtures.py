@@ -68,6 +68,7 @@ EXPECTED: dict[str, dict[str, Verdict]] = {
 REFUSED: dict[str, str] = {
     "unsupported-admin-access": "ResourceClaim default/c request gpu asks for admin access",
     "unsupported-device-taints": "device gpu-2 of ResourceSlice n1-gpus uses taints",
+    "unsupported-device-taint-rule": "DeviceTaintRule broken-gpus may taint devices",
     "unsupported-extended-resource": (
         "the pod requests example.com/gpu, an extended resource provided by DeviceClass gpu "
         "(DRAExtendedResource)"

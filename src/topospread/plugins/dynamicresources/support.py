@@ -11,7 +11,8 @@ requesting an extended resource that a DeviceClass provides (DRAExtendedResource
 access, capacity requests, CEL that cel-python cannot evaluate as cel-go does, allocated
 devices shared through consumable capacity or waiting on binding conditions, and — when
 the pod has a claim to allocate — ResourceSlices with device taints, counters, consumable
-capacity policies, multiple allocations, binding conditions or per-device node selection.
+capacity policies, multiple allocations, binding conditions or per-device node selection,
+or any DeviceTaintRule.
 """
 
 from __future__ import annotations
@@ -111,6 +112,11 @@ def _claim_reason(claim: ResourceClaim, objects: ClusterObjects) -> str | None:
 
 
 def _slices_reason(objects: ClusterObjects) -> str | None:
+    if objects.device_taint_rules:
+        return (
+            f"DeviceTaintRule {objects.device_taint_rules[0].metadata.name} may taint devices "
+            "(device taints)"
+        )
     for s in objects.resource_slices:
         if s.unsupported:
             return f"ResourceSlice {s.metadata.name} uses {', '.join(s.unsupported)}"
