@@ -225,6 +225,7 @@ def test_cel_missing_key_is_upstreams_error() -> None:
         'device.attributes["a"].model.lowerAscii() == "x"',
         "device.attributes.?a.orValue(1)",
         "size(other) > 0",
+        "device.vendor == 1",
     ],
 )
 def test_cel_outside_the_subset_is_named(expression: str) -> None:

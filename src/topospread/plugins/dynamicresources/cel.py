@@ -279,6 +279,16 @@ class _DomainMap(celtypes.MapType):
             return celtypes.MapType({})
 
 
+_DEVICE_FIELDS: Final = frozenset({"driver", "attributes", "capacity", "allowMultipleAllocations"})
+
+
+def _is_device(node: object) -> bool:
+    # member -> primary -> ident "device"
+    while isinstance(node, Tree) and node.data in ("member", "primary") and len(node.children) == 1:
+        node = node.children[0]
+    return isinstance(node, Tree) and node.data == "ident" and str(node.children[0]) == "device"
+
+
 def _walk(tree: Tree[Token], functions: set[str], idents: set[str], bound: set[str]) -> None:
     if tree.data == "ident_arg":
         functions.add(str(tree.children[0]))
@@ -297,6 +307,12 @@ def _walk(tree: Tree[Token], functions: set[str], idents: set[str], bound: set[s
                 bound.add(str(tokens[0]))
     elif tree.data == "ident":
         idents.add(str(tree.children[0]))
+    elif tree.data == "member_dot" and _is_device(tree.children[0]):
+        # cel-go checks the fields of device at compile time; a field it does not
+        # declare is a compile error, not cel-python's missing key.
+        fields = str(tree.children[1])
+        if fields not in _DEVICE_FIELDS:
+            functions.add(f"device.{fields}")
     for child in tree.children:
         if isinstance(child, Tree):
             _walk(child, functions, idents, bound)
