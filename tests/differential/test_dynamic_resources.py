@@ -231,6 +231,11 @@ def _cases() -> list[tuple[str, Scenario]]:
         [claim("c", [request("gpu", "gpu", f'device.attributes["{DRIVER}"].vendor == "x"')])],
         incoming(ref("gpu", "c")),
     )
+    add(
+        "cel-no-such-overload",
+        [claim("c", [request("gpu", "gpu", f'device.attributes["{DRIVER}"].model > 1')])],
+        incoming(ref("gpu", "c")),
+    )
     add("count-2", [claim("c", [request("gpu", count=2)])], incoming(ref("gpu", "c")))
     add("count-3-none", [claim("c", [request("gpu", count=3)])], incoming(ref("gpu", "c")))
     add("all-mode", [claim("c", [request("gpu", mode="All")])], incoming(ref("gpu", "c")))

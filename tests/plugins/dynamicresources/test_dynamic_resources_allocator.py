@@ -33,6 +33,7 @@ from topospread.plugins.dynamicresources.allocator import (
 )
 from topospread.plugins.dynamicresources.cel import (
     CelRuntimeError,
+    CelUnsupported,
     Selector,
     unsupported_reason,
 )
@@ -230,3 +231,18 @@ def test_cel_missing_key_is_upstreams_error() -> None:
 )
 def test_cel_outside_the_subset_is_named(expression: str) -> None:
     assert unsupported_reason(expression) is not None
+
+
+def test_cel_runtime_type_errors() -> None:
+    # Attributes are dyn: a mismatched operator is cel-go's runtime "no such overload".
+    attributes = {"model": DeviceAttribute(string_value="a100")}
+    with pytest.raises(CelRuntimeError, match=r"^no such overload$"):
+        Selector('device.attributes["gpu.example.com"].model > 1').matches(DRIVER, attributes, {})
+    # Capacities are quantities, typed statically: cel-go refuses these when compiling.
+    capacity = {"memory": parse_quantity("1Gi", "memory")}
+    for expression in (
+        'device.capacity["gpu.example.com"].memory > 1',
+        'device.capacity["gpu.example.com"].memory == 1',
+    ):
+        with pytest.raises(CelUnsupported):
+            Selector(expression).matches(DRIVER, {}, capacity)

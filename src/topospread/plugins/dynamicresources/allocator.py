@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from topospread.errors import UnsupportedError
 from topospread.model.nodeaffinity import node_selector
 from topospread.model.objects import Node, NodeSelector
 from topospread.model.resource import (
@@ -396,7 +397,11 @@ class _Attempt:
         self, owner: str, selectors: Sequence[str | None], device_id: DeviceID, device: Device
     ) -> bool:
         # cel-python is imported only when a selector is evaluated (it is slow to load).
-        from topospread.plugins.dynamicresources.cel import CelRuntimeError, compile_selector
+        from topospread.plugins.dynamicresources.cel import (
+            CelRuntimeError,
+            CelUnsupported,
+            compile_selector,
+        )
 
         for i, expression in enumerate(selectors):
             if expression is None:
@@ -408,6 +413,11 @@ class _Attempt:
                 raise AllocationError(
                     f"{owner}: selector #{i} on device {_device_id_text(device_id)}: "
                     f"CEL runtime error: {exc}"
+                ) from exc
+            except CelUnsupported as exc:
+                # Upstream's error text for this cannot be reproduced: refuse the pod.
+                raise UnsupportedError(
+                    f"{owner}: selector #{i} on device {_device_id_text(device_id)}: {exc}"
                 ) from exc
             if not matched:
                 return False

@@ -216,7 +216,10 @@ def _equal(a: object, b: object) -> bool:
     if na is not None and nb is not None:
         return na == nb
     if isinstance(a, _Quantity) or isinstance(b, _Quantity):
-        return isinstance(a, _Quantity) and isinstance(b, _Quantity) and a.amount == b.amount
+        if not (isinstance(a, _Quantity) and isinstance(b, _Quantity)):
+            # Statically typed: cel-go refuses the comparison when it compiles it.
+            raise CelUnsupported("a quantity compared with another type")
+        return a.amount == b.amount
     if isinstance(a, _Semver) or isinstance(b, _Semver):
         return a == b
     if type(a) is not type(b):
@@ -380,6 +383,17 @@ def _translate(exc: CELEvalError) -> Exception:
             key = str(args[2][0])
         if key is not None:
             return CelRuntimeError(f"no such key: {key}{NO_SUCH_KEY_HINT}")
+    if (
+        len(args) >= 2
+        and args[1] is TypeError
+        and "no matching overload" in str(args[0])
+        # Quantities are typed statically (capacity, quantity()): cel-go refuses such an
+        # expression when it compiles it, with a message cel-python cannot give.
+        and "_Quantity" not in str(args[0])
+    ):
+        # An operator applied to values of types it has no overload for (``model > 1``):
+        # cel-go's runtime error is types.NoSuchOverloadErr.
+        return CelRuntimeError("no such overload")
     return CelUnsupported(f"CEL runtime error topospread cannot reproduce: {args[0]}")
 
 
