@@ -399,6 +399,8 @@ _SELECTORS = (
     f'device.attributes["{DRIVER}"].version.major() == 2',
     f'device.attributes["{DRIVER}"].model in ["a100", "h100"]',
     'device.driver == "nic.example.com"',
+    f'device.attributes["{DRIVER}"].index == "1" || device.attributes["{DRIVER}"].index == 1u',
+    f'device.attributes["{DRIVER}"].index > "a"',
 )
 
 
