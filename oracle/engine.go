@@ -196,6 +196,13 @@ func explainInput(in scenarioInput) (*Result, error) {
 	return res, err
 }
 
+// noActivation is the scheduling queue's Activate for a scheduler without a queue:
+// DefaultPreemption's asynchronous part calls it when clearing lower-priority nominations
+// fails (their pods are not in the fake API server) or the last victim goes in memory.
+type noActivation struct{}
+
+func (noActivation) Activate(klog.Logger, map[string]*v1.Pod) {}
+
 // noNominatedPods is the scheduling queue's view of nominated pods when there are none.
 type noNominatedPods struct{}
 
@@ -398,6 +405,7 @@ func startScheduler(ctx context.Context, cluster *Cluster, cfg *config.KubeSched
 		frameworkruntime.WithMutableSnapshotLister(snapshot),
 		frameworkruntime.WithParallelism(int(cfg.Parallelism)),
 		frameworkruntime.WithPodGroupManager(schedCache),
+		frameworkruntime.WithPodActivator(noActivation{}),
 		frameworkruntime.WithLogger(logger),
 	)
 	if err != nil {
