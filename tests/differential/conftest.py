@@ -145,9 +145,12 @@ class Oracle:
         for reader in readers:
             reader.start()
         assert process.stdin is not None
-        with process.stdin:
-            for request in requests:
-                process.stdin.write(json.dumps(request) + "\n")
+        try:
+            with process.stdin:
+                for request in requests:
+                    process.stdin.write(json.dumps(request) + "\n")
+        except BrokenPipeError:
+            pass  # the oracle died: its exit status and stderr are reported below
         for reader in readers:
             reader.join()
         process.wait()
