@@ -7,7 +7,13 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from topospread.client.source import NODES, PODS, read_resources, version_skew_note
+from topospread.client.source import (
+    DRA_RESOURCES,
+    NODES,
+    PODS,
+    read_resources,
+    version_skew_note,
+)
 from topospread.client.transport import FakeTransport, Request, Response
 from topospread.errors import ClusterError, Forbidden, Unauthorized
 
@@ -124,3 +130,23 @@ def test_a_server_of_another_minor_release_gets_a_warning(server_version, expect
     else:
         assert note is not None
         assert expected in note
+
+
+def test_a_server_without_the_resource_api_has_no_claims_rather_than_an_error() -> None:
+    # resource.k8s.io/v1 is GA since 1.34; an older server answers 404 for its lists.
+    def handler(request: Request) -> Response:
+        if request.path.startswith("/apis/resource.k8s.io/"):
+            return Response(404, b'{"kind":"Status","reason":"NotFound","code":404}')
+        return Response(200, b'{"items": []}')
+
+    read = read_resources(FakeTransport(handler), [NODES, *DRA_RESOURCES])
+    assert read.items == ()
+    assert read.counts["ResourceClaim"] == 0
+
+
+def test_a_missing_required_api_is_still_an_error() -> None:
+    def handler(request: Request) -> Response:
+        return Response(404, b'{"kind":"Status","reason":"NotFound","code":404}')
+
+    with pytest.raises(ClusterError):
+        read_resources(FakeTransport(handler), [NODES])

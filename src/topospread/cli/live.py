@@ -97,14 +97,6 @@ def explain_live_pod(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     settle_loaded_objects()
-    if question.pod.resource_claim_refs:
-        # Live reads do not list resource.k8s.io objects yet: DynamicResources would find
-        # none of the pod's claims and answer what upstream does not.
-        raise UnsupportedError(
-            f"cannot explain pod {question.pod.key}: it uses resource claims, and topospread "
-            "does not read ResourceClaims, DeviceClasses and ResourceSlices from a server yet"
-            " (explain a kubectl capture that includes them, with --cluster)"
-        ).named(question.source)
     try:
         result = explain(
             question.cluster, question.pod, configuration, tie_break=tie_break, seed=seed

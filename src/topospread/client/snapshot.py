@@ -293,6 +293,8 @@ class Anonymizer:
                     status.pop(dropped, None)
                 if isinstance(status.get("nominatedNodeName"), str):
                     status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
+                for claim_status in _dicts(status.get("resourceClaimStatuses")):
+                    self._rename(claim_status, "resourceClaimName", "resourceclaim")
         elif kind == "Service":
             if isinstance(spec, dict):
                 for dropped in (
@@ -368,7 +370,84 @@ class Anonymizer:
             if isinstance(status, dict):
                 for dropped in ("attachmentMetadata", "attachError", "detachError"):
                     status.pop(dropped, None)
+        elif kind in _DRA_KINDS:
+            self._dra_object(kind, obj)
         return obj
+
+    # Dynamic resource allocation: claim, template, class and pool names get stand-ins
+    # wherever they link objects; driver names, device names, attributes and CEL
+    # selectors are kept (they name hardware and software, and the allocator reads them);
+    # opaque driver configuration is dropped.
+
+    def _dra_object(self, kind: str, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec"), obj.get("status")
+        if kind == "ResourceClaim":
+            if isinstance(spec, dict):
+                self._device_claim(spec.get("devices"))
+            if isinstance(status, dict):
+                self._claim_status(status)
+        elif kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+            template = spec.get("metadata")
+            if isinstance(template, dict):
+                self._string_map_values(template.get("labels"))
+                template.pop("annotations", None)
+            if isinstance(spec.get("spec"), dict):
+                self._device_claim(spec["spec"].get("devices"))
+        elif kind == "DeviceClass" and isinstance(spec, dict):
+            spec.pop("config", None)
+        elif kind == "ResourceSlice" and isinstance(spec, dict):
+            self._node_placement(spec)
+            pool = spec.get("pool")
+            if isinstance(pool, dict) and isinstance(pool.get("name"), str):
+                pool["name"] = self._name("pool", pool["name"])
+            for device in _dicts(spec.get("devices")):
+                self._node_placement(device)
+        elif kind == "DeviceTaintRule" and isinstance(spec, dict):
+            selector = spec.get("deviceSelector")
+            if isinstance(selector, dict):
+                self._rename(selector, "deviceClassName", "deviceclass")
+                self._rename(selector, "pool", "pool")
+
+    def _rename(self, data: dict[str, Any], key: str, category: str) -> None:
+        if isinstance(data.get(key), str) and data[key]:
+            data[key] = self._name(category, data[key])
+
+    def _node_placement(self, data: dict[str, Any]) -> None:
+        if isinstance(data.get("nodeName"), str):
+            data["nodeName"] = self.node(data["nodeName"])
+        selector = data.get("nodeSelector")
+        if isinstance(selector, dict):
+            for term in _dicts(selector.get("nodeSelectorTerms")):
+                self._node_selector_term(term)
+
+    def _device_claim(self, devices: object) -> None:
+        if not isinstance(devices, dict):
+            return
+        devices.pop("config", None)
+        for request in _dicts(devices.get("requests")):
+            exactly = request.get("exactly")
+            if isinstance(exactly, dict):
+                self._rename(exactly, "deviceClassName", "deviceclass")
+            for sub in _dicts(request.get("firstAvailable")):
+                self._rename(sub, "deviceClassName", "deviceclass")
+
+    def _claim_status(self, status: dict[str, Any]) -> None:
+        status.pop("devices", None)
+        allocation = status.get("allocation")
+        if isinstance(allocation, dict):
+            self._node_placement(allocation)
+            devices = allocation.get("devices")
+            if isinstance(devices, dict):
+                devices.pop("config", None)
+                for result in _dicts(devices.get("results")):
+                    self._rename(result, "pool", "pool")
+        for consumer in _dicts(status.get("reservedFor")):
+            if consumer.get("resource") == "pods":
+                self._rename(consumer, "name", "pod")
+            elif isinstance(consumer.get("name"), str):
+                consumer["name"] = self._name("consumer", consumer["name"])
+            if isinstance(consumer.get("uid"), str):
+                consumer["uid"] = self._uid(consumer["uid"])
 
     def _class_name(self, data: dict[str, Any], key: str) -> None:
         # A StorageClass name where it is referenced; "" (no class) stays "".
@@ -566,6 +645,9 @@ class Anonymizer:
                 container["name"] = f"{field_name.removesuffix('s').lower()}-{number}"
                 if isinstance(container.get("image"), str):
                     container["image"] = self._name("image", container["image"])
+        for claim_ref in _dicts(spec.get("resourceClaims")):
+            self._rename(claim_ref, "resourceClaimName", "resourceclaim")
+            self._rename(claim_ref, "resourceClaimTemplateName", "resourceclaimtemplate")
         for volume in _dicts(spec.get("volumes")):
             volume["name"] = self._name("volume", str(volume.get("name", "")))
             claim = volume.get("persistentVolumeClaim")
@@ -634,6 +716,11 @@ class Anonymizer:
                 ]
             for dropped in ("secretRef", "keyring", "user"):
                 rbd.pop(dropped, None)
+
+
+_DRA_KINDS = frozenset(
+    {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule"}
+)
 
 
 def _ordinal(name: str, prefix: str) -> str | None:

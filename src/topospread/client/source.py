@@ -26,6 +26,7 @@ from topospread.errors import ClusterError, go_quote
 __all__ = [
     "AUDIT_RESOURCES",
     "DEFAULT_PAGE_SIZE",
+    "DRA_RESOURCES",
     "SCHEDULER_RESOURCES",
     "STORAGE_RESOURCES",
     "ClusterRead",
@@ -51,6 +52,8 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool = True
+    optional: bool = False
+    """A server that does not serve it (404 on the list) has none of these objects."""
 
     @property
     def api_version(self) -> str:
@@ -107,6 +110,37 @@ STORAGE_RESOURCES: tuple[Resource, ...] = (
 """What the volume plugins read (kube-scheduler's informers for VolumeBinding, VolumeZone,
 NodeVolumeLimits and VolumeRestrictions)."""
 
+RESOURCE_CLAIMS = Resource(
+    "resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", optional=True
+)
+RESOURCE_CLAIM_TEMPLATES = Resource(
+    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", optional=True
+)
+DEVICE_CLASSES = Resource(
+    "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False, optional=True
+)
+RESOURCE_SLICES = Resource(
+    "resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False, optional=True
+)
+DEVICE_TAINT_RULES = Resource(
+    "resource.k8s.io",
+    "v1",
+    "devicetaintrules",
+    "DeviceTaintRule",
+    namespaced=False,
+    optional=True,
+)
+
+DRA_RESOURCES: tuple[Resource, ...] = (
+    RESOURCE_CLAIMS,
+    RESOURCE_CLAIM_TEMPLATES,
+    DEVICE_CLASSES,
+    RESOURCE_SLICES,
+    DEVICE_TAINT_RULES,
+)
+"""What DynamicResources reads (``resource.k8s.io/v1``, GA since 1.34; a server without
+it, or with DeviceTaintRules off, answers 404 and has none)."""
+
 SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     NODES,
     PODS,
@@ -119,6 +153,7 @@ SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     POD_DISRUPTION_BUDGETS,
     PRIORITY_CLASSES,
     *STORAGE_RESOURCES,
+    *DRA_RESOURCES,
 )
 """What kube-scheduler's informers watch that topospread models, plus Deployments (the
 owners of ReplicaSets, for the simulator and audit) and PriorityClasses (pods read from a
@@ -178,6 +213,9 @@ def _list_pages(
                 query(limit=limit if limit else None, **{"continue": token}),
             )
         )
+        if response.status == 404 and resource.optional and token is None:
+            # The API (group or version) is not served: no such objects.
+            break
         if response.status == 410 and token is not None:
             # The continue token expired mid-list: start over with one unpaginated list
             # (client-go's pager.FullListIfExpired).
