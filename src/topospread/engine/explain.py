@@ -49,6 +49,7 @@ __all__ = [
     "NodeResult",
     "PreemptionReport",
     "SoftConstraintReport",
+    "add_nominated_pods",
     "explain",
     "fit_error_message",
 ]
@@ -270,7 +271,7 @@ def explain(
     framework = Framework(
         profile, registry if registry is not None else in_tree_registry(), handle, features
     )
-    _add_nominated_pods(framework, cluster, configuration)
+    add_nominated_pods(framework, cluster, configuration)
     unsupported = _unsupported_reasons(pod, cluster, set(framework.plugins_at("filter")))
     if unsupported:
         raise UnsupportedError(
@@ -328,11 +329,12 @@ def explain(
     )
 
 
-def _add_nominated_pods(
+def add_nominated_pods(
     framework: Framework, cluster: Cluster, configuration: SchedulerConfiguration
 ) -> None:
-    # The queue's nominator: the cluster's pending nominated pods of this scheduler's
-    # profiles (responsibleForPod), per nominated node, in input order.
+    """Give ``framework`` the scheduling queue's nominator: the cluster's pending nominated
+    pods of this scheduler's profiles (``responsibleForPod``), per nominated node, in input
+    order (the bulk search re-checks those nodes with them)."""
     served = {p.scheduler_name for p in configuration.profiles}
     by_node: dict[str, list[Pod]] = {}
     for other in cluster.nominated_pods:
@@ -340,6 +342,7 @@ def _add_nominated_pods(
             by_node.setdefault(other.nominated_node_name, []).append(other)
     if by_node:
         framework.nominated_pods_for_node = lambda node: by_node.get(node, ())
+        framework.nominated_node_names = lambda: tuple(by_node)
 
 
 NOMINATED_NOTE = (

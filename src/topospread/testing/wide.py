@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from topospread.engine.cluster import Cluster
 from topospread.engine.cycle import NodeSearch, schedule_one
+from topospread.engine.explain import add_nominated_pods
 from topospread.errors import ConfigError
 from topospread.framework.config.decode import decode_configuration
 from topospread.framework.features import Features
@@ -976,6 +977,7 @@ def sampled_result(scenario: Scenario) -> Obj:
     profile = next(p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name)
     handle = Handle(cluster.snapshot(), cluster.objects, configuration.parallelism)
     framework = Framework(profile, in_tree_registry(), handle, Features())
+    add_nominated_pods(framework, cluster, configuration)
     search = NodeSearch(configuration.percentage_of_nodes_to_score)
     cycle = schedule_one(
         framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True
