@@ -145,6 +145,7 @@ class CSILimits:
 
     __slots__ = (
         "_attachments_by_node",
+        "_claim_infos",
         "_enable_volume_limit_scaling",
         "_objects",
         "_random_prefix",
@@ -157,6 +158,12 @@ class CSILimits:
         # upstream's do, so that they never equal a real volume's handle.
         self._random_prefix = "".join(secrets.choice(_RANDOM_ALPHABET) for _ in range(32))
         self._attachments_by_node: dict[str, list[VolumeAttachment]] | None = None
+        # _claim_driver_info by claim (identity, kept beside) and whether the node has a
+        # CSINode, the only thing of the node it reads: every node's pods are counted in
+        # every cycle, and the objects a plugin instance sees do not change.
+        self._claim_infos: dict[
+            tuple[int, bool], tuple[PersistentVolumeClaim, tuple[str, str]]
+        ] = {}
 
     @property
     def name(self) -> str:
@@ -263,7 +270,12 @@ class CSILimits:
                     f"PVC {claim.namespace}/{claim.name} was not created for pod "
                     f"{pod.namespace}/{pod.name} (pod is not owner)"
                 )
-            driver, handle = self._claim_driver_info(csi_node, claim)
+            key = (id(claim), csi_node is not None)
+            cached = self._claim_infos.get(key)
+            if cached is None or cached[0] is not claim:
+                cached = (claim, self._claim_driver_info(csi_node, claim))
+                self._claim_infos[key] = cached
+            driver, handle = cached[1]
             if driver and handle:
                 result[_unique_name(driver, handle)] = driver
         return None

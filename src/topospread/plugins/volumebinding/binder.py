@@ -46,6 +46,7 @@ from functools import lru_cache
 from typing import Final
 
 from topospread.framework.node_info import ClusterObjects
+from topospread.model.labels import Operator, Selector
 from topospread.model.nodeaffinity import LazyErrorNodeSelector
 from topospread.model.objects import (
     LABEL_TOPOLOGY_REGION,
@@ -338,16 +339,6 @@ def _capacity_limit(capacity: CSIStorageCapacity) -> Quantity | None:
     return capacity.capacity
 
 
-def _node_has_access(node: Node, capacity: CSIStorageCapacity) -> bool:
-    if capacity.node_topology is None:
-        return False
-    try:
-        selector = label_selector_as_selector(capacity.node_topology)
-    except SelectorError:
-        return False
-    return selector.matches(node.labels)
-
-
 def _term_keys(volume: PersistentVolume) -> set[str]:
     if volume.node_affinity is None:
         return set()
@@ -438,18 +429,30 @@ def translate_volume_for_node(
     the node's CSINode lists the plugin in ``storage.alpha.kubernetes.io/migrated-plugins``;
     only the node affinity matters here. Raises :class:`BinderError` where the translator
     fails (:func:`_translation_error`)."""
+    if not _migrated_on(volume, csi_node):
+        return volume
+    return _translate_migrated(volume)
+
+
+def _migrated_on(volume: PersistentVolume, csi_node: CSINode | None) -> bool:
+    # Whether tryTranslatePVToCSI translates the volume for a node with this CSINode.
     source = volume.in_tree
     if source is None or source.kind not in _IN_TREE_PLUGINS:
-        return volume
-    plugin, csi_key = _IN_TREE_PLUGINS[source.kind]
+        return False
+    plugin = _IN_TREE_PLUGINS[source.kind][0]
     if plugin not in _MIGRATION_ON or csi_node is None:
-        return volume
+        return False
     migrated = csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS, "")
-    if plugin not in (migrated.split(",") if migrated else []):
-        return volume
+    return plugin in (migrated.split(",") if migrated else [])
+
+
+def _translate_migrated(volume: PersistentVolume) -> PersistentVolume:
+    # The translation itself, the same for every node whose CSINode migrates the plugin.
     problem = _translation_error(volume)
     if problem is not None:
         raise BinderError(f"could not translate pv: {problem}")
+    assert volume.in_tree is not None
+    csi_key = _IN_TREE_PLUGINS[volume.in_tree.kind][1]
     if csi_key is None:
         return volume
     return _translate_topology(volume, csi_key)
@@ -506,6 +509,188 @@ def _translation_error(volume: PersistentVolume) -> str | None:
     return None
 
 
+# -- per-cycle indexes ---------------------------------------------------------------------------
+#
+# Upstream's Filter walks, for every node, every PersistentVolume of a delayed claim's class
+# and every CSIStorageCapacity. The binder does the node-independent part of those walks once
+# per cycle (it lives in the cycle state PreFilter writes) and narrows the per-node part
+# with an index of the one label each volume's affinity or capacity's topology requires.
+# The answers are the walks' own: candidates are visited in the order the walk would meet
+# them, and each is still checked in full.
+
+_EQUALITY: Final = frozenset({Operator.IN, Operator.EQUALS, Operator.DOUBLE_EQUALS})
+
+_Required = tuple[tuple[str, frozenset[str]], ...] | None
+"""Labels an entry needs: it can match a node only if, for one (key, values), the node's
+label ``key`` is in ``values``; None: it may match any node; ``()``: no node."""
+
+
+def _required_by_selector(selector: Selector) -> _Required:
+    if selector.requirements is None:
+        return ()
+    for requirement in selector.requirements:
+        if requirement.operator in _EQUALITY:
+            return ((requirement.key, requirement.values),)
+    return None
+
+
+def _required_by_affinity(affinity: LazyErrorNodeSelector | None) -> _Required:
+    # Terms are ORed; unparsable terms never match; the node matched has no name, so a
+    # term's field requirements are not checked.
+    if affinity is None:
+        return None
+    required: list[tuple[str, frozenset[str]]] = []
+    for term in affinity.terms:
+        if term.errors:
+            continue
+        if term.labels is None:
+            return None
+        needed = _required_by_selector(term.labels)
+        if needed is None:
+            return None
+        required.extend(needed)
+    return tuple(required)
+
+
+class _ByNodeLabels:
+    """Positions (added in ascending order) of entries that may match a node's labels."""
+
+    __slots__ = ("_any", "_by_label")
+
+    def __init__(self) -> None:
+        self._any: list[int] = []
+        self._by_label: dict[str, dict[str, list[int]]] = {}
+
+    def add(self, position: int, required: _Required) -> None:
+        if required is None:
+            self._any.append(position)
+            return
+        for key, values in required:
+            by_value = self._by_label.setdefault(key, {})
+            for value in values:
+                by_value.setdefault(value, []).append(position)
+
+    def candidates(self, labels: Mapping[str, str]) -> Sequence[int]:
+        """Ascending positions (possibly repeated) of the entries these labels may match."""
+        found = [self._any] if self._any else []
+        for key, by_value in self._by_label.items():
+            value = labels.get(key)
+            if value is not None:
+                positions = by_value.get(value)
+                if positions:
+                    found.append(positions)
+        if len(found) == 1:
+            return found[0]
+        return sorted(set().union(*found))
+
+
+@dataclass(frozen=True, slots=True)
+class _ClaimCandidates:
+    """The volumes ``find_matching_volume`` could pick for one claim on some node."""
+
+    prebound: tuple[PersistentVolume, ...] = ()
+    """Volumes bound to the claim that pass the node-independent checks, in walk order."""
+    others: tuple[PersistentVolume, ...] = ()
+    """Available volumes passing every node-independent check, smallest first (stable)."""
+    index: _ByNodeLabels = field(default_factory=_ByNodeLabels)
+    """``others`` positions by the labels their node affinity requires."""
+    error: BinderError | None = None
+    """What ``find_matching_volume`` raises for this claim on every node."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Capacity:
+    """A CSIStorageCapacity with a limit and a parsable topology."""
+
+    capacity: CSIStorageCapacity
+    limit: int
+    selector: Selector
+
+
+def _claim_candidates(
+    claim: PersistentVolumeClaim, volumes: Iterable[PersistentVolume], vac_enabled: bool
+) -> _ClaimCandidates:
+    # find_matching_volume's checks that do not depend on the node, in its order.
+    claim_vac = claim.spec.volume_attributes_class_name or ""
+    if not vac_enabled and claim_vac:
+        return _ClaimCandidates(
+            error=BinderError(
+                f"unsupported volumeAttributesClassName is set on claim {_claim_key(claim)} "
+                "when the feature-gate VolumeAttributesClass is disabled"
+            )
+        )
+    requested = claim.spec.storage_request
+    requested_amount = 0 if requested is None else requested.amount
+    requested_class = claim_class(claim)
+    selector = None
+    if claim.spec.selector is not None:
+        try:
+            selector = label_selector_as_selector(claim.spec.selector)
+        except SelectorError as exc:
+            error = BinderError(
+                f"error creating internal label selector for claim: {_claim_key(claim)}: {exc}"
+            )
+            error.__cause__ = exc
+            return _ClaimCandidates(error=error)
+    access_modes = set(claim.spec.access_modes)
+    prebound: list[PersistentVolume] = []
+    others: list[tuple[Fraction | int, PersistentVolume]] = []
+    for volume in volumes:
+        if volume.claim_ref is not None and not is_volume_bound_to_claim(volume, claim):
+            continue
+        amount = 0 if volume.capacity is None else volume.capacity.amount
+        if amount < requested_amount:
+            continue
+        if claim.spec.volume_mode != volume.volume_mode:
+            continue
+        volume_vac = volume.volume_attributes_class_name or ""
+        if vac_enabled and claim_vac != volume_vac:
+            continue
+        if not vac_enabled and volume_vac:
+            continue
+        if volume.metadata.deletion_timestamp is not None:
+            continue
+        if is_volume_bound_to_claim(volume, claim):
+            prebound.append(volume)
+            continue
+        if volume.phase != "Available":
+            continue
+        if selector is not None and not selector.matches(volume.metadata.labels):
+            continue
+        if volume_class(volume) != requested_class:
+            continue
+        if not access_modes <= set(volume.access_modes):
+            continue
+        others.append((amount, volume))
+    others.sort(key=lambda pair: pair[0])
+    index = _ByNodeLabels()
+    for position, (_, volume) in enumerate(others):
+        affinity = None if volume.node_affinity is None else _parsed(volume.node_affinity)
+        index.add(position, _required_by_affinity(affinity))
+    return _ClaimCandidates(tuple(prebound), tuple(v for _, v in others), index)
+
+
+def _capacity_index(
+    capacities: Iterable[CSIStorageCapacity], class_name: str
+) -> tuple[tuple[_Capacity, ...], _ByNodeLabels]:
+    # hasEnoughCapacity's node-independent checks: the class, a limit, a usable topology.
+    found: list[_Capacity] = []
+    index = _ByNodeLabels()
+    for capacity in capacities:
+        if capacity.storage_class_name != class_name or capacity.node_topology is None:
+            continue
+        limit = _capacity_limit(capacity)
+        if limit is None:
+            continue
+        try:
+            selector = label_selector_as_selector(capacity.node_topology)
+        except SelectorError:
+            continue
+        index.add(len(found), _required_by_selector(selector))
+        found.append(_Capacity(capacity, limit.value(), selector))
+    return tuple(found), index
+
+
 @dataclass(frozen=True, slots=True)
 class VolumeDecision:
     """What scheduling the pod on a node does to its volumes, or why it cannot.
@@ -535,6 +720,12 @@ class VolumeBinder:
     def __init__(self, objects: ClusterObjects, *, vac_enabled: bool = True) -> None:
         self._objects = objects
         self._vac_enabled = vac_enabled
+        # Per-cycle work shared by every node's Filter (the binder lives one cycle); keyed
+        # by object identity, the object kept beside its entry.
+        self._candidates: dict[tuple[int, int], tuple[object, object, _ClaimCandidates]] = {}
+        self._capacities: dict[str, tuple[tuple[_Capacity, ...], _ByNodeLabels]] = {}
+        self._translated: dict[int, tuple[PersistentVolume, PersistentVolume | BinderError]] = {}
+        self._affinities: dict[int, tuple[PersistentVolume, LazyErrorNodeSelector | None]] = {}
 
     @property
     def objects(self) -> ClusterObjects:
@@ -617,7 +808,11 @@ class VolumeBinder:
                 delayed.append(claim)
             else:
                 immediate.append(claim)
-        by_class = {claim_class(c): self._volumes_of_class(claim_class(c)) for c in delayed}
+        by_class: dict[str, tuple[PersistentVolume, ...]] = {}
+        for claim in delayed:
+            name = claim_class(claim)
+            if name not in by_class:
+                by_class[name] = self._volumes_of_class(name)
         return PodVolumeClaims(tuple(bound), tuple(delayed), tuple(immediate), by_class)
 
     def _check_bound_claims(
@@ -626,14 +821,84 @@ class VolumeBinder:
         # checkBoundClaims: (node affinity satisfied, volumes found); stops at the first
         # missing volume or mismatch.
         csi_node = self._objects.csi_node(node.name)
+        label_node: Node | None = None
         for claim in claims:
             volume = self._objects.persistent_volume(claim.spec.volume_name)
             if volume is None:
                 return True, False
-            volume = translate_volume_for_node(volume, csi_node)
-            if not check_node_affinity(volume, node.labels):
+            if _migrated_on(volume, csi_node):
+                volume = self._translate(volume)
+            if volume.node_affinity is None:
+                continue
+            if label_node is None:
+                label_node = Node(ObjectMeta(name="", labels=node.labels))
+            if not self._affinity(volume).match(label_node):
                 return False, True
         return True, True
+
+    def _translate(self, volume: PersistentVolume) -> PersistentVolume:
+        # translate_volume_for_node for a node that migrates the volume's plugin: the same
+        # answer for every such node, translated once.
+        cached = self._translated.get(id(volume))
+        if cached is None or cached[0] is not volume:
+            try:
+                translated: PersistentVolume | BinderError = _translate_migrated(volume)
+            except BinderError as exc:
+                translated = exc
+            cached = (volume, translated)
+            self._translated[id(volume)] = cached
+        if isinstance(cached[1], BinderError):
+            raise BinderError(*cached[1].args)
+        return cached[1]
+
+    def _affinity(self, volume: PersistentVolume) -> LazyErrorNodeSelector:
+        # check_node_affinity's parsed selector of a volume with node affinity.
+        cached = self._affinities.get(id(volume))
+        if cached is None or cached[0] is not volume:
+            affinity = volume.node_affinity
+            cached = (volume, None if affinity is None else _parsed(affinity))
+            self._affinities[id(volume)] = cached
+        assert cached[1] is not None
+        return cached[1]
+
+    def _claim_candidates(
+        self, claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]
+    ) -> _ClaimCandidates:
+        key = (id(claim), id(volumes))
+        cached = self._candidates.get(key)
+        if cached is None or cached[0] is not claim or cached[1] is not volumes:
+            cached = (claim, volumes, _claim_candidates(claim, volumes, self._vac_enabled))
+            self._candidates[key] = cached
+        candidates = cached[2]
+        if candidates.error is not None:
+            raise BinderError(*candidates.error.args) from candidates.error.__cause__
+        return candidates
+
+    def _matching_volume(
+        self,
+        claim: PersistentVolumeClaim,
+        volumes: Sequence[PersistentVolume],
+        label_node: Node,
+        excluded: Mapping[str, PersistentVolume],
+    ) -> PersistentVolume | None:
+        # find_matching_volume(claim, volumes, node, excluded) from the cycle's candidates:
+        # the first pre-bound volume decides; else the first of the smallest that the node
+        # may match (by the index) and does match.
+        candidates = self._claim_candidates(claim, volumes)
+        for volume in candidates.prebound:
+            if volume.name in excluded:
+                continue
+            if volume.node_affinity is None:
+                return volume
+            return volume if self._affinity(volume).match(label_node) else None
+        others = candidates.others
+        for position in candidates.index.candidates(label_node.labels):
+            volume = others[position]
+            if volume.name in excluded:
+                continue
+            if volume.node_affinity is None or self._affinity(volume).match(label_node):
+                return volume
+        return None
 
     def _find_matching_volumes(
         self,
@@ -652,11 +917,10 @@ class VolumeBinder:
         bindings: list[BindingInfo] = []
         unbound: list[PersistentVolumeClaim] = []
         found = True
+        label_node = Node(ObjectMeta(name="", labels=node.labels))
         for claim in ordered:
             volumes = volumes_by_class.get(claim_class(claim), ())
-            volume = find_matching_volume(
-                claim, volumes, node, chosen, vac_enabled=self._vac_enabled
-            )
+            volume = self._matching_volume(claim, volumes, label_node, chosen)
             if volume is None:
                 unbound.append(claim)
                 found = False
@@ -680,15 +944,18 @@ class VolumeBinder:
         if driver is None or not driver.storage_capacity:
             return True, None
         size = request.value()
-        for capacity in self._objects.csi_storage_capacities:
-            limit = _capacity_limit(capacity)
-            if (
-                capacity.storage_class_name == storage_class.name
-                and limit is not None
-                and limit.value() >= size
-                and _node_has_access(node, capacity)
-            ):
-                return True, capacity
+        # The first capacity of the class, in input order, large enough and visible from
+        # the node; from the cycle's index of the class's capacities.
+        indexed = self._capacities.get(storage_class.name)
+        if indexed is None:
+            indexed = _capacity_index(self._objects.csi_storage_capacities, storage_class.name)
+            self._capacities[storage_class.name] = indexed
+        capacities, index = indexed
+        labels = node.labels
+        for position in index.candidates(labels):
+            entry = capacities[position]
+            if entry.limit >= size and entry.selector.matches(labels):
+                return True, entry.capacity
         return False, None
 
     def _check_volume_provisions(
