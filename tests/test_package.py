@@ -64,11 +64,18 @@ def test_the_scripting_api_explains_a_bundled_example_from_files() -> None:
 
 
 def test_the_scripting_api_takes_objects_as_dicts() -> None:
-    node = {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": "n1", "labels": {"zone": "a"}},
-            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"zone": "a"}},
+        "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
     result = topospread.explain(pod, topospread.cluster_from_objects([node]))
     assert result.selected_node == "n1"
 

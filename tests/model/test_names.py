@@ -71,7 +71,8 @@ def test_valid_label_keys_have_no_errors(key):
         (
             "only/one/slash",
             [
-                "a valid label key " + KEY_MSG
+                "a valid label key "
+                + KEY_MSG
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             ],
         ),
@@ -130,8 +131,12 @@ def test_label_values(value, expected):
         ("Node-1", [SUBDOMAIN_MSG]),
         ("a" * 254, ["must be no more than 253 bytes"]),
     ],
-    ids=["a simple node name is valid", "a dotted name is valid",
-         "uppercase is invalid", "254 bytes is too long"],
+    ids=[
+        "a simple node name is valid",
+        "a dotted name is valid",
+        "uppercase is invalid",
+        "254 bytes is too long",
+    ],
 )
 def test_dns1123_subdomains(value, expected):
     assert is_dns1123_subdomain(value) == expected
@@ -145,8 +150,12 @@ def test_dns1123_subdomains(value, expected):
         ("Bad", [LABEL_MSG]),
         ("a" * 64, ["must be no more than 63 bytes"]),
     ],
-    ids=["a namespace name is valid", "a dotted subdomain is told it has dots",
-         "uppercase gets the regex message", "64 bytes is too long"],
+    ids=[
+        "a namespace name is valid",
+        "a dotted subdomain is told it has dots",
+        "uppercase gets the regex message",
+        "64 bytes is too long",
+    ],
 )
 def test_dns1123_labels(value, expected):
     assert is_dns1123_label(value) == expected
@@ -154,10 +163,26 @@ def test_dns1123_labels(value, expected):
 
 @pytest.mark.parametrize(
     ("value", "ok"),
-    [("0", True), ("42", True), ("-7", True), ("", False), ("-", False), ("007", False),
-     ("-0", False), ("1e3", False)],
-    ids=["zero", "a positive number", "a negative number", "empty", "a lone minus",
-         "leading zeros", "minus zero", "an exponent"],
+    [
+        ("0", True),
+        ("42", True),
+        ("-7", True),
+        ("", False),
+        ("-", False),
+        ("007", False),
+        ("-0", False),
+        ("1e3", False),
+    ],
+    ids=[
+        "zero",
+        "a positive number",
+        "a negative number",
+        "empty",
+        "a lone minus",
+        "leading zeros",
+        "minus zero",
+        "an exponent",
+    ],
 )
 def test_decimal_integers_must_be_canonical(value, ok):
     assert (is_decimal_integer(value) == []) is ok

@@ -88,16 +88,21 @@ def test_default_plugin_config_lists_args_plugins_by_name_with_their_defaults():
     assert config["NodeAffinity"] == NodeAffinityArgs(None)
     assert config["NodeResourcesFit"] == NodeResourcesFitArgs(
         scoring_strategy=ScoringStrategy(
-            "LeastAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))))
-    assert config["DefaultPreemption"] == {"minCandidateNodesPercentage": 10,
-                                           "minCandidateNodesAbsolute": 100}
+            "LeastAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
+        )
+    )
+    assert config["DefaultPreemption"] == {
+        "minCandidateNodesPercentage": 10,
+        "minCandidateNodesAbsolute": 100,
+    }
     assert config["InterPodAffinity"] == InterPodAffinityArgs(1, False)
     assert config["VolumeBinding"] == {
         "bindTimeoutSeconds": 600,
         "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
     }
     assert config["NodeResourcesBalancedAllocation"] == {
-        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
+        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    }
     assert config["DynamicResources"] == {"filterTimeout": "10s", "bindingTimeout": "10m0s"}
 
 
@@ -155,8 +160,10 @@ def test_merge_plugin_set_follows_upstream(default, custom, expected):
 
 
 def test_merge_plugins_merges_every_extension_point_and_keeps_defaults_when_unset():
-    custom = Plugins(score=PluginSet(disabled=refs("*")),
-                     multi_point=PluginSet(enabled=refs(("PodTopologySpread", 5))))
+    custom = Plugins(
+        score=PluginSet(disabled=refs("*")),
+        multi_point=PluginSet(enabled=refs(("PodTopologySpread", 5))),
+    )
     merged = merge_plugins(default_plugins(), custom)
     assert merged.score == PluginSet(disabled=refs("*"))
     weights = {r.name: r.weight for r in merged.multi_point.enabled}
@@ -166,22 +173,31 @@ def test_merge_plugins_merges_every_extension_point_and_keeps_defaults_when_unse
 
 
 def test_plugins_names_are_sorted_and_ignore_pod_group_post_filter():
-    plugins = Plugins(filter=PluginSet(refs("Z", "A")),
-                      pod_group_post_filter=PluginSet(refs("Hidden")))
+    plugins = Plugins(
+        filter=PluginSet(refs("Z", "A")), pod_group_post_filter=PluginSet(refs("Hidden"))
+    )
     assert plugins_names(plugins) == ["A", "Z"]
 
 
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        (None, ScoringStrategy("LeastAllocated", (ResourceSpec("cpu", 1),
-                                                  ResourceSpec("memory", 1)))),
-        (ScoringStrategy("MostAllocated", ()),
-         ScoringStrategy("MostAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1)))),
-        (ScoringStrategy("MostAllocated", (ResourceSpec("nvidia.com/gpu", 0),)),
-         ScoringStrategy("MostAllocated", (ResourceSpec("nvidia.com/gpu", 1),))),
-        (ScoringStrategy("", (ResourceSpec("cpu", 3),)),
-         ScoringStrategy("", (ResourceSpec("cpu", 3),))),
+        (
+            None,
+            ScoringStrategy("LeastAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))),
+        ),
+        (
+            ScoringStrategy("MostAllocated", ()),
+            ScoringStrategy("MostAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))),
+        ),
+        (
+            ScoringStrategy("MostAllocated", (ResourceSpec("nvidia.com/gpu", 0),)),
+            ScoringStrategy("MostAllocated", (ResourceSpec("nvidia.com/gpu", 1),)),
+        ),
+        (
+            ScoringStrategy("", (ResourceSpec("cpu", 3),)),
+            ScoringStrategy("", (ResourceSpec("cpu", 3),)),
+        ),
     ],
     ids=[
         "no strategy becomes LeastAllocated on cpu and memory",
@@ -197,13 +213,22 @@ def test_scoring_strategy_defaults(given, expected):
 @pytest.mark.parametrize(
     ("name", "given", "expected"),
     [
-        ("DefaultPreemption", {"minCandidateNodesAbsolute": 0},
-         {"minCandidateNodesAbsolute": 0, "minCandidateNodesPercentage": 10}),
+        (
+            "DefaultPreemption",
+            {"minCandidateNodesAbsolute": 0},
+            {"minCandidateNodesAbsolute": 0, "minCandidateNodesPercentage": 10},
+        ),
         ("InterPodAffinity", {"hardPodAffinityWeight": 0}, {"hardPodAffinityWeight": 0}),
-        ("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu"}]},
-         {"resources": [{"name": "cpu", "weight": 1}]}),
-        ("VolumeBinding", {"shape": [{"utilization": 10, "score": 1}]},
-         {"bindTimeoutSeconds": 600, "shape": [{"utilization": 10, "score": 1}]}),
+        (
+            "NodeResourcesBalancedAllocation",
+            {"resources": [{"name": "cpu"}]},
+            {"resources": [{"name": "cpu", "weight": 1}]},
+        ),
+        (
+            "VolumeBinding",
+            {"shape": [{"utilization": 10, "score": 1}]},
+            {"bindTimeoutSeconds": 600, "shape": [{"utilization": 10, "score": 1}]},
+        ),
         ("SomeOutOfTreePlugin", {"x": 1}, {"x": 1}),
     ],
     ids=[
