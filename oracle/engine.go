@@ -649,7 +649,9 @@ func runPostFilter(ctx context.Context, h *schedulerHarness, pod *v1.Pod, res *R
 		return
 	}
 	pr := &PreemptionResult{Victims: map[string][]string{}}
-	if pl := h.preemption; pl != nil {
+	// The instance exists whenever the profile enables DefaultPreemption anywhere
+	// (PreEnqueue too); its victims are reported only where it runs as a PostFilter.
+	if pl := h.preemption; pl != nil && postFilterEnabled(h.fw, defaultpreemption.Name) {
 		m := in.fitError.Diagnosis.NodeToStatus
 		if ok, _ := pl.PodEligibleToPreemptOthers(ctx, pod, m.Get(pod.Status.NominatedNodeName)); ok {
 			nodes, err := m.NodesForStatusCode(h.snapshot.NodeInfos(), fwk.Unschedulable)
@@ -677,6 +679,16 @@ func runPostFilter(ctx context.Context, h *schedulerHarness, pod *v1.Pod, res *R
 		pr.NominatedNode = strPtr(result.NominatedNodeName)
 	}
 	res.Preemption = pr
+}
+
+// postFilterEnabled: the profile runs the named plugin at PostFilter.
+func postFilterEnabled(fw framework.Framework, name string) bool {
+	for _, p := range fw.ListPlugins().PostFilter.Enabled {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // VersionInfo is what `oracle version` prints.

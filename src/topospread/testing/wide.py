@@ -40,6 +40,7 @@ from topospread.framework.config.decode import decode_configuration
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework
+from topospread.framework.status import Code
 from topospread.model.decode import decode_documents
 from topospread.model.defaulting import admit_pod
 from topospread.model.objects import Pod
@@ -982,9 +983,11 @@ def sampled_result(scenario: Scenario) -> Obj:
     cycle = schedule_one(
         framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True
     )
+    # A Filter's Error ends findNodesThatFitPod with no feasible list at all.
+    failed = any(s is not None and s.code is Code.ERROR for s in cycle.statuses.values())
     return project_sampled(
         {
-            "feasible": [info.name for info in cycle.feasible],
+            "feasible": [] if failed else [info.name for info in cycle.feasible],
             "tiedNodes": list(cycle.tied_nodes),
             "message": cycle.message,
         }
