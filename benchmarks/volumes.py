@@ -601,6 +601,7 @@ def main() -> None:
     rows = []
     summaries = []
     load = os.getloadavg()[0]
+    commit = _commit(args)
     started = time.time()
     for size in args.sizes.split(","):
         nodes, pods = (int(x) for x in size.split("x"))
@@ -635,13 +636,14 @@ def main() -> None:
                 cpu = sorted(r[0] for r in runs[name])
                 rss = sorted(r[1] for r in runs[name])
                 rows.append((f"{nodes:,} / {pods:,}", form.upper(), mib, name, cpu, rss))
-    table = _table(rows, summaries, args, time.time() - started, load)
+    table = _table(rows, summaries, args, time.time() - started, load, commit)
     print(table)
     if args.write:
         _write(table)
 
 
-def _table(rows: list[Any], summaries: list[Any], args: Any, seconds: float, load: float) -> str:
+def _commit(args: Any) -> str:
+    """The checkout's commit, and what the timed sources have beside it."""
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
@@ -654,6 +656,12 @@ def _table(rows: list[Any], summaries: list[Any], args: Any, seconds: float, loa
     )
     if changed:
         source += " with uncommitted changes in " + ", ".join(f"`{p}`" for p in changed)
+    return f"`{commit}`{source}"
+
+
+def _table(
+    rows: list[Any], summaries: list[Any], args: Any, seconds: float, load: float, commit: str
+) -> str:
     try:
         version = json.loads(
             subprocess.run([str(ORACLE), "version"], capture_output=True, text=True).stdout
@@ -691,7 +699,7 @@ def _table(rows: list[Any], summaries: list[Any], args: Any, seconds: float, loa
         "",
         f"Machine: nproc = {os.cpu_count()}, CPU `{cpu_name}`, CPython "
         f"{platform.python_version()}, `{' '.join(platform.uname())}`; shared with other work"
-        f" (load average {load:.1f} when the run started). topospread at commit `{commit}`{source};"
+        f" (load average {load:.1f} when the run started). topospread at commit {commit};"
         f" oracle (kube-scheduler {go}). Total run time {seconds:,.0f} s.",
         "",
         "| nodes / pods | format | file MiB | program | CPU s min | CPU s median | peak RSS MiB min"
