@@ -90,10 +90,8 @@ TSC = "spec.topologySpreadConstraints[0]"
         ),
         (
             spread().replace("DoNotSchedule", "Sometimes"),
-            [
-                f'{TSC}.whenUnsatisfiable: Unsupported value: "Sometimes": '
-                'supported values: "DoNotSchedule", "ScheduleAnyway"'
-            ],
+            [f'{TSC}.whenUnsatisfiable: Unsupported value: "Sometimes": '
+             'supported values: "DoNotSchedule", "ScheduleAnyway"'],
         ),
         (
             spread("minDomains: 0"),
@@ -101,60 +99,42 @@ TSC = "spec.topologySpreadConstraints[0]"
         ),
         (
             spread("minDomains: 2").replace("DoNotSchedule", "ScheduleAnyway"),
-            [
-                f"{TSC}.minDomains: Invalid value: 2: can only use minDomains if "
-                "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"
-            ],
+            [f"{TSC}.minDomains: Invalid value: 2: can only use minDomains if "
+             "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"],
         ),
         (
             spread("minDomains: -1").replace("DoNotSchedule", "ScheduleAnyway"),
-            [
-                f"{TSC}.minDomains: Invalid value: -1: must be greater than zero",
-                f"{TSC}.minDomains: Invalid value: -1: can only use minDomains if "
-                "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
-            ],
+            [f"{TSC}.minDomains: Invalid value: -1: must be greater than zero",
+             f"{TSC}.minDomains: Invalid value: -1: can only use minDomains if "
+             "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"],
         ),
         (
             spread("nodeAffinityPolicy: Sometimes"),
-            [
-                f'{TSC}.nodeAffinityPolicy: Unsupported value: "Sometimes": '
-                'supported values: "Honor", "Ignore"'
-            ],
+            [f'{TSC}.nodeAffinityPolicy: Unsupported value: "Sometimes": '
+             'supported values: "Honor", "Ignore"'],
         ),
         (
             spread("nodeTaintsPolicy: honor"),
-            [
-                f'{TSC}.nodeTaintsPolicy: Unsupported value: "honor": '
-                'supported values: "Honor", "Ignore"'
-            ],
+            [f'{TSC}.nodeTaintsPolicy: Unsupported value: "honor": '
+             'supported values: "Honor", "Ignore"'],
         ),
         (spread("nodeAffinityPolicy: Ignore\n  nodeTaintsPolicy: Honor"), []),
         (
-            spread(
-                selector="labelSelector: {matchExpressions: [{key: app, operator: Is, "
-                "values: [web]}]}"
-            ),
-            [
-                f'{TSC}.labelSelector.matchExpressions[0].operator: Invalid value: "Is": '
-                "not a valid selector operator"
-            ],
+            spread(selector="labelSelector: {matchExpressions: [{key: app, operator: Is, "
+                   "values: [web]}]}"),
+            [f'{TSC}.labelSelector.matchExpressions[0].operator: Invalid value: "Is": '
+             "not a valid selector operator"],
         ),
         (
             spread(selector="labelSelector: {matchExpressions: [{key: app, operator: In}]}"),
-            [
-                f"{TSC}.labelSelector.matchExpressions[0].values: Required value: "
-                "must be specified when `operator` is 'In' or 'NotIn'"
-            ],
+            [f"{TSC}.labelSelector.matchExpressions[0].values: Required value: "
+             "must be specified when `operator` is 'In' or 'NotIn'"],
         ),
         (
-            spread(
-                selector="labelSelector: {matchExpressions: [{key: app, operator: Exists, "
-                "values: [web]}]}"
-            ),
-            [
-                f"{TSC}.labelSelector.matchExpressions[0].values: Forbidden: "
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            ],
+            spread(selector="labelSelector: {matchExpressions: [{key: app, operator: Exists, "
+                   "values: [web]}]}"),
+            [f"{TSC}.labelSelector.matchExpressions[0].values: Forbidden: "
+             "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"],
         ),
         (
             spread(selector="labelSelector: {matchLabels: {'-bad': web}}"),
@@ -166,10 +146,8 @@ TSC = "spec.topologySpreadConstraints[0]"
         ),
         (
             spread(selector="matchLabelKeys: [pod-template-hash]"),
-            [
-                f"{TSC}.matchLabelKeys: Forbidden: "
-                "must not be specified when labelSelector is not set"
-            ],
+            [f"{TSC}.matchLabelKeys: Forbidden: "
+             "must not be specified when labelSelector is not set"],
         ),
         (
             spread("matchLabelKeys: [app]"),
@@ -256,10 +234,8 @@ topologySpreadConstraints:
 
 
 def test_merge_appends_in_expressions_for_keys_the_pod_has():
-    pod = pod_from(
-        spread("matchLabelKeys: [version, missing, app2]"),
-        {"app": "web", "version": "v1", "app2": "x"},
-    )
+    pod = pod_from(spread("matchLabelKeys: [version, missing, app2]"),
+                   {"app": "web", "version": "v1", "app2": "x"})
     merged = merge_match_label_keys(pod)
     selector = merged.topology_spread_constraints[0].label_selector
     assert selector == LabelSelector(
@@ -298,16 +274,16 @@ affinity:
 
 
 def test_a_stored_pod_is_not_merged_again_when_validated_as_stored():
-    pod = merge_match_label_keys(
-        pod_from(spread("matchLabelKeys: [version]"), {"app": "web", "version": "v1"})
-    )
+    pod = merge_match_label_keys(pod_from(spread("matchLabelKeys: [version]"),
+                                          {"app": "web", "version": "v1"}))
     assert validate_pod(pod, create=False) == []
 
 
 def test_a_key_written_in_match_expressions_and_match_label_keys_is_caught_on_create():
     spec = spread(
         "matchLabelKeys: [version]",
-        selector="labelSelector: {matchExpressions: [{key: version, operator: In, values: [v1]}]}",
+        selector="labelSelector: {matchExpressions: [{key: version, operator: In, "
+        "values: [v1]}]}",
     )
     pod = pod_from(spec, {"app": "web", "version": "v1"})
     assert messages(validate_pod(pod)) == [
@@ -317,15 +293,10 @@ def test_a_key_written_in_match_expressions_and_match_label_keys_is_caught_on_cr
 
 def test_the_legacy_match_label_keys_rule_reports_at_match_label_keys():
     constraint = TopologySpreadConstraint(
-        max_skew=1,
-        topology_key="zone",
-        when_unsatisfiable="DoNotSchedule",
-        label_selector=LabelSelector(match_labels={"app": "web"}),
-        match_label_keys=("app",),
-    )
-    errors = validate_topology_spread_constraints(
-        (constraint,), "spec.topologySpreadConstraints", selector_merge=False
-    )
+        max_skew=1, topology_key="zone", when_unsatisfiable="DoNotSchedule",
+        label_selector=LabelSelector(match_labels={"app": "web"}), match_label_keys=("app",))
+    errors = validate_topology_spread_constraints((constraint,), "spec.topologySpreadConstraints",
+                                                  selector_merge=False)
     assert messages(errors) == [
         f'{TSC}.matchLabelKeys[0]: Invalid value: "app": '
         "exists in both matchLabelKeys and labelSelector"
@@ -350,79 +321,43 @@ affinity:
     ("spec", "expected"),
     [
         (affinity("{key: zone, operator: In, values: [a, b]}"), []),
-        (
-            affinity("{key: zone, operator: In}"),
-            [
-                f"{TERM}.matchExpressions[0].values: Required value: "
-                "must be specified when `operator` is 'In' or 'NotIn'"
-            ],
-        ),
-        (
-            affinity("{key: zone, operator: Exists, values: [a]}"),
-            [
-                f"{TERM}.matchExpressions[0].values: Forbidden: "
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            ],
-        ),
-        (
-            affinity("{key: cpus, operator: Gt, values: ['1', '2']}"),
-            [
-                f"{TERM}.matchExpressions[0].values: Required value: "
-                "must be specified single value when `operator` is 'Lt' or 'Gt'"
-            ],
-        ),
+        (affinity("{key: zone, operator: In}"),
+         [f"{TERM}.matchExpressions[0].values: Required value: "
+          "must be specified when `operator` is 'In' or 'NotIn'"]),
+        (affinity("{key: zone, operator: Exists, values: [a]}"),
+         [f"{TERM}.matchExpressions[0].values: Forbidden: "
+          "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"]),
+        (affinity("{key: cpus, operator: Gt, values: ['1', '2']}"),
+         [f"{TERM}.matchExpressions[0].values: Required value: "
+          "must be specified single value when `operator` is 'Lt' or 'Gt'"]),
         (affinity("{key: cpus, operator: Lt, values: ['4']}"), []),
-        (
-            affinity("{key: zone, operator: Equals, values: [a]}"),
-            [
-                f'{TERM}.matchExpressions[0].operator: Invalid value: "Equals": '
-                "not a valid selector operator"
-            ],
-        ),
-        (
-            affinity("{key: zone, operator: In, values: ['a b']}"),
-            [f'{TERM}.matchExpressions[0].values[0]: Invalid value: "a b": {VALUE_REGEX_MSG}'],
-        ),
+        (affinity("{key: zone, operator: Equals, values: [a]}"),
+         [f'{TERM}.matchExpressions[0].operator: Invalid value: "Equals": '
+          "not a valid selector operator"]),
+        (affinity("{key: zone, operator: In, values: ['a b']}"),
+         [f'{TERM}.matchExpressions[0].values[0]: Invalid value: "a b": {VALUE_REGEX_MSG}']),
         (affinity("{key: metadata.name, operator: In, values: [node-1]}", "matchFields"), []),
-        (
-            affinity("{key: metadata.name, operator: In, values: [a, b]}", "matchFields"),
-            [
-                f"{TERM}.matchFields[0].values: Required value: must be only one value when "
-                "`operator` is 'In' or 'NotIn' for node field selector"
-            ],
-        ),
-        (
-            affinity("{key: metadata.name, operator: Exists}", "matchFields"),
-            [
-                f'{TERM}.matchFields[0].operator: Invalid value: "Exists": '
-                "not a valid selector operator"
-            ],
-        ),
-        (
-            affinity("{key: metadata.labels, operator: In, values: [a]}", "matchFields"),
-            [
-                f'{TERM}.matchFields[0].key: Invalid value: "metadata.labels": '
-                "not a valid field selector key"
-            ],
-        ),
-        (
-            "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-            "{nodeSelectorTerms: []}}}",
-            [f"{NA}.nodeSelectorTerms: Required value: must have at least one node selector term"],
-        ),
-        (
-            """
+        (affinity("{key: metadata.name, operator: In, values: [a, b]}", "matchFields"),
+         [f"{TERM}.matchFields[0].values: Required value: must be only one value when "
+          "`operator` is 'In' or 'NotIn' for node field selector"]),
+        (affinity("{key: metadata.name, operator: Exists}", "matchFields"),
+         [f'{TERM}.matchFields[0].operator: Invalid value: "Exists": '
+          "not a valid selector operator"]),
+        (affinity("{key: metadata.labels, operator: In, values: [a]}", "matchFields"),
+         [f'{TERM}.matchFields[0].key: Invalid value: "metadata.labels": '
+          "not a valid field selector key"]),
+        ("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+         "{nodeSelectorTerms: []}}}",
+         [f"{NA}.nodeSelectorTerms: Required value: must have at least one node selector term"]),
+        ("""
 affinity:
   nodeAffinity:
     preferredDuringSchedulingIgnoredDuringExecution:
     - weight: 101
       preference: {matchExpressions: [{key: zone, operator: In, values: ['not valid']}]}
 """,
-            [
-                "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
-                "Invalid value: 101: must be in the range 1-100"
-            ],
-        ),
+         ["spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+          "Invalid value: 101: must be in the range 1-100"]),
     ],
     ids=[
         "In with values is valid",
@@ -470,51 +405,28 @@ TOL = "spec.tolerations[0]"
         ("{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}", []),
         ("{operator: Exists}", []),
         ("{key: dedicated, value: gpu}", []),
-        (
-            "{value: gpu}",
-            [
-                f'{TOL}.operator: Invalid value: "": operator must be Exists when `key` is empty, '
-                'which means "match all values and all keys"'
-            ],
-        ),
-        (
-            "{key: dedicated, operator: Exists, value: gpu}",
-            [
-                f'{TOL}.operator: Invalid value: "gpu": value must be empty when `operator` is '
-                "'Exists'"
-            ],
-        ),
-        (
-            "{key: dedicated, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}",
-            [
-                f"{TOL}.effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
-                "`tolerationSeconds` is set"
-            ],
-        ),
+        ("{value: gpu}",
+         [f'{TOL}.operator: Invalid value: "": operator must be Exists when `key` is empty, '
+          'which means "match all values and all keys"']),
+        ("{key: dedicated, operator: Exists, value: gpu}",
+         [f'{TOL}.operator: Invalid value: "gpu": value must be empty when `operator` is '
+          "'Exists'"]),
+        ("{key: dedicated, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}",
+         [f'{TOL}.effect: Invalid value: "NoSchedule": effect must be \'NoExecute\' when '
+          "`tolerationSeconds` is set"]),
         ("{key: dedicated, operator: Exists, effect: NoExecute, tolerationSeconds: 30}", []),
-        (
-            "{key: dedicated, operator: Exists, effect: Never}",
-            [
-                f'{TOL}.effect: Unsupported value: "Never": supported values: "NoSchedule", '
-                '"PreferNoSchedule", "NoExecute"'
-            ],
-        ),
-        (
-            "{key: dedicated, operator: Has}",
-            [f'{TOL}.operator: Unsupported value: "Has": supported values: "Equal", "Exists"'],
-        ),
-        (
-            "{key: cores, operator: Gt, value: '4'}",
-            [
-                f'{TOL}.operator: Unsupported value: "Gt": supported values: "Equal", "Exists", '
-                '"Lt", "Gt"'
-            ],
-        ),
-        ("{key: '-bad', operator: Exists}", [f'{TOL}.key: Invalid value: "-bad": {KEY_REGEX_MSG}']),
-        (
-            "{key: dedicated, value: 'a b'}",
-            [f'{TOL}.operator: Invalid value: "a b": {VALUE_REGEX_MSG}'],
-        ),
+        ("{key: dedicated, operator: Exists, effect: Never}",
+         [f'{TOL}.effect: Unsupported value: "Never": supported values: "NoSchedule", '
+          '"PreferNoSchedule", "NoExecute"']),
+        ("{key: dedicated, operator: Has}",
+         [f'{TOL}.operator: Unsupported value: "Has": supported values: "Equal", "Exists"']),
+        ("{key: cores, operator: Gt, value: '4'}",
+         [f'{TOL}.operator: Unsupported value: "Gt": supported values: "Equal", "Exists", '
+          '"Lt", "Gt"']),
+        ("{key: '-bad', operator: Exists}",
+         [f'{TOL}.key: Invalid value: "-bad": {KEY_REGEX_MSG}']),
+        ("{key: dedicated, value: 'a b'}",
+         [f'{TOL}.operator: Invalid value: "a b": {VALUE_REGEX_MSG}']),
     ],
     ids=[
         "a full toleration is valid",
@@ -582,30 +494,19 @@ def test_a_taint_needs_an_effect():
     ("obj", "expected"),
     [
         (Service(ObjectMeta("s", "default"), {"app": "web"}), []),
-        (
-            Service(ObjectMeta("s", "default"), {"app": "-web"}),
-            [f'spec.selector: Invalid value: "-web": {VALUE_REGEX_MSG}'],
-        ),
-        (ReplicationController(ObjectMeta("rc", "default"), {}), ["spec.selector: Required value"]),
-        (
-            ReplicaSet(ObjectMeta("rs", "default"), LabelSelector()),
-            ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"],
-        ),
+        (Service(ObjectMeta("s", "default"), {"app": "-web"}),
+         [f'spec.selector: Invalid value: "-web": {VALUE_REGEX_MSG}']),
+        (ReplicationController(ObjectMeta("rc", "default"), {}),
+         ["spec.selector: Required value"]),
+        (ReplicaSet(ObjectMeta("rs", "default"), LabelSelector()),
+         ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"]),
         (ReplicaSet(ObjectMeta("rs", "default"), None), ["spec.selector: Required value"]),
-        (
-            StatefulSet(ObjectMeta("ss", "default"), LabelSelector()),
-            ["spec.selector: Invalid value: {}: empty selector is invalid for statefulset"],
-        ),
-        (
-            StatefulSet(
-                ObjectMeta("ss", "default"),
-                LabelSelector(match_expressions=(LabelSelectorRequirement("app", "In"),)),
-            ),
-            [
-                "spec.selector.matchExpressions[0].values: Required value: "
-                "must be specified when `operator` is 'In' or 'NotIn'"
-            ],
-        ),
+        (StatefulSet(ObjectMeta("ss", "default"), LabelSelector()),
+         ["spec.selector: Invalid value: {}: empty selector is invalid for statefulset"]),
+        (StatefulSet(ObjectMeta("ss", "default"), LabelSelector(
+            match_expressions=(LabelSelectorRequirement("app", "In"),))),
+         ["spec.selector.matchExpressions[0].values: Required value: "
+          "must be specified when `operator` is 'In' or 'NotIn'"]),
     ],
     ids=[
         "a service selector is valid",

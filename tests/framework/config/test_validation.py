@@ -39,75 +39,41 @@ def c(max_skew=1, key="zone", action="DoNotSchedule", selector=None):
         (PodTopologySpreadArgs((c(), c(key="node")), "List"), []),
         (PodTopologySpreadArgs((), "System"), []),
         (PodTopologySpreadArgs((), "List"), []),
-        (
-            PodTopologySpreadArgs((c(max_skew=0),), "List"),
-            [
-                f"{ARGS}.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)"
-            ],
-        ),
-        (
-            PodTopologySpreadArgs((c(key=""),), "List"),
-            [f"{ARGS}.defaultConstraints[0].topologyKey: Required value: can not be empty"],
-        ),
-        (
-            PodTopologySpreadArgs((c(key="-zone"),), "List"),
-            [f'{ARGS}.defaultConstraints[0].topologyKey: Invalid value: "-zone": {KEY_REGEX_MSG}'],
-        ),
-        (
-            PodTopologySpreadArgs((c(action=""),), "List"),
-            [f"{ARGS}.defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty"],
-        ),
-        (
-            PodTopologySpreadArgs((c(action="Whatever"),), "List"),
-            [
-                f'{ARGS}.defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Whatever": '
-                'supported values: "DoNotSchedule", "ScheduleAnyway"'
-            ],
-        ),
-        (
-            PodTopologySpreadArgs((c(key="node"), c(key="node", max_skew=2)), "List"),
-            [f'{ARGS}.defaultConstraints[1]: Duplicate value: "{{node, DoNotSchedule}}"'],
-        ),
-        (
-            PodTopologySpreadArgs((c(selector=LabelSelector({"a": "b"})),), "List"),
-            [
-                f"{ARGS}.defaultConstraints[0].labelSelector: Forbidden: constraint must not define "
-                "a selector, as they deduced for each pod"
-            ],
-        ),
-        (
-            PodTopologySpreadArgs((), "unknown"),
-            [
-                f'{ARGS}.defaultingType: Unsupported value: "unknown": '
-                'supported values: "System", "List"'
-            ],
-        ),
-        (
-            PodTopologySpreadArgs((c(),), "System"),
-            [
-                f'{ARGS}.defaultingType: Invalid value: "System": '
-                "when .defaultConstraints are not empty"
-            ],
-        ),
-        (
-            PodTopologySpreadArgs(
-                (c(max_skew=-1, key="", action="Maybe"), c(max_skew=-1, key="", action="Maybe")),
-                "System",
-            ),
-            [
-                f'{ARGS}.defaultingType: Invalid value: "System": '
-                "when .defaultConstraints are not empty",
-                f"{ARGS}.defaultConstraints[0].maxSkew: Invalid value: -1: not in valid range (0, inf)",
-                f"{ARGS}.defaultConstraints[0].topologyKey: Required value: can not be empty",
-                f'{ARGS}.defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": '
-                'supported values: "DoNotSchedule", "ScheduleAnyway"',
-                f"{ARGS}.defaultConstraints[1].maxSkew: Invalid value: -1: not in valid range (0, inf)",
-                f"{ARGS}.defaultConstraints[1].topologyKey: Required value: can not be empty",
-                f'{ARGS}.defaultConstraints[1].whenUnsatisfiable: Unsupported value: "Maybe": '
-                'supported values: "DoNotSchedule", "ScheduleAnyway"',
-                f'{ARGS}.defaultConstraints[1]: Duplicate value: "{{, Maybe}}"',
-            ],
-        ),
+        (PodTopologySpreadArgs((c(max_skew=0),), "List"),
+         [f"{ARGS}.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)"]),
+        (PodTopologySpreadArgs((c(key=""),), "List"),
+         [f"{ARGS}.defaultConstraints[0].topologyKey: Required value: can not be empty"]),
+        (PodTopologySpreadArgs((c(key="-zone"),), "List"),
+         [f'{ARGS}.defaultConstraints[0].topologyKey: Invalid value: "-zone": {KEY_REGEX_MSG}']),
+        (PodTopologySpreadArgs((c(action=""),), "List"),
+         [f"{ARGS}.defaultConstraints[0].whenUnsatisfiable: Required value: can not be empty"]),
+        (PodTopologySpreadArgs((c(action="Whatever"),), "List"),
+         [f'{ARGS}.defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Whatever": '
+          'supported values: "DoNotSchedule", "ScheduleAnyway"']),
+        (PodTopologySpreadArgs((c(key="node"), c(key="node", max_skew=2)), "List"),
+         [f'{ARGS}.defaultConstraints[1]: Duplicate value: "{{node, DoNotSchedule}}"']),
+        (PodTopologySpreadArgs((c(selector=LabelSelector({"a": "b"})),), "List"),
+         [f"{ARGS}.defaultConstraints[0].labelSelector: Forbidden: constraint must not define "
+          "a selector, as they deduced for each pod"]),
+        (PodTopologySpreadArgs((), "unknown"),
+         [f'{ARGS}.defaultingType: Unsupported value: "unknown": '
+          'supported values: "System", "List"']),
+        (PodTopologySpreadArgs((c(),), "System"),
+         [f'{ARGS}.defaultingType: Invalid value: "System": '
+          "when .defaultConstraints are not empty"]),
+        (PodTopologySpreadArgs((c(max_skew=-1, key="", action="Maybe"),
+                                c(max_skew=-1, key="", action="Maybe")), "System"),
+         [f'{ARGS}.defaultingType: Invalid value: "System": '
+          "when .defaultConstraints are not empty",
+          f"{ARGS}.defaultConstraints[0].maxSkew: Invalid value: -1: not in valid range (0, inf)",
+          f"{ARGS}.defaultConstraints[0].topologyKey: Required value: can not be empty",
+          f'{ARGS}.defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": '
+          'supported values: "DoNotSchedule", "ScheduleAnyway"',
+          f"{ARGS}.defaultConstraints[1].maxSkew: Invalid value: -1: not in valid range (0, inf)",
+          f"{ARGS}.defaultConstraints[1].topologyKey: Required value: can not be empty",
+          f'{ARGS}.defaultConstraints[1].whenUnsatisfiable: Unsupported value: "Maybe": '
+          'supported values: "DoNotSchedule", "ScheduleAnyway"',
+          f'{ARGS}.defaultConstraints[1]: Duplicate value: "{{, Maybe}}"']),
     ],
     ids=[
         "two distinct list constraints are valid",
@@ -130,14 +96,12 @@ def test_pod_topology_spread_args_rules(args, expected):
 
 
 def test_pod_topology_spread_args_errors_carry_the_full_config_path():
-    assert errors_of(
-        spread_args("""
+    assert errors_of(spread_args("""
 defaultingType: List
 defaultConstraints:
 - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
 - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
-""")
-    ) == [
+""")) == [
         f"{ARGS}.defaultConstraints[1].maxSkew: Invalid value: 0: not in valid range (0, inf)",
         f'{ARGS}.defaultConstraints[1]: Duplicate value: "{{zone, DoNotSchedule}}"',
     ]
@@ -146,54 +110,30 @@ defaultConstraints:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (
-            "profiles:\n- pluginConfig:\n  - {name: PodTopologySpread}\n"
-            "  - {name: PodTopologySpread}\n",
-            ['profiles[0].pluginConfig[1]: Duplicate value: "PodTopologySpread"'],
-        ),
-        (
-            "profiles:\n- plugins:\n    filter:\n      enabled: [{name: EBSLimits}]\n",
-            [
-                'profiles[0].plugins.filter.enabled[0]: Invalid value: "EBSLimits": was invalid in '
-                'version "kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version '
-                '"kubescheduler.config.k8s.io/v1")'
-            ],
-        ),
-        (
-            "profiles:\n- pluginConfig:\n  - {name: GCEPDLimits, args: {}}\n",
-            [
-                'profiles[0].pluginConfig[0]: Invalid value: "GCEPDLimits": was invalid in version '
-                '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version '
-                '"kubescheduler.config.k8s.io/v1")'
-            ],
-        ),
-        (
-            "podInitialBackoffSeconds: 0\n",
-            ["podInitialBackoffSeconds: Invalid value: 0: must be greater than 0"],
-        ),
-        (
-            "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 4\n",
-            [
-                "podMaxBackoffSeconds: Invalid value: 4: must be greater than or equal to "
-                "PodInitialBackoffSeconds"
-            ],
-        ),
-        (
-            "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: A}, "
-            "{name: B}]\n",
-            [
-                "profiles[0].plugins.queueSort.Enabled: Invalid value: 2: only one queue sort plugin "
-                "can be enabled"
-            ],
-        ),
-        (
-            "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n"
-            "      enabled: [{name: Other}]\n",
-            [
-                'profiles[1].plugins.queueSort: Invalid value: {"Enabled":[{"Name":"Other",'
-                '"Weight":0}],"Disabled":null}: must be the same for all profiles'
-            ],
-        ),
+        ("profiles:\n- pluginConfig:\n  - {name: PodTopologySpread}\n"
+         "  - {name: PodTopologySpread}\n",
+         ['profiles[0].pluginConfig[1]: Duplicate value: "PodTopologySpread"']),
+        ("profiles:\n- plugins:\n    filter:\n      enabled: [{name: EBSLimits}]\n",
+         ['profiles[0].plugins.filter.enabled[0]: Invalid value: "EBSLimits": was invalid in '
+          'version "kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version '
+          '"kubescheduler.config.k8s.io/v1")']),
+        ("profiles:\n- pluginConfig:\n  - {name: GCEPDLimits, args: {}}\n",
+         ['profiles[0].pluginConfig[0]: Invalid value: "GCEPDLimits": was invalid in version '
+          '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version '
+          '"kubescheduler.config.k8s.io/v1")']),
+        ("podInitialBackoffSeconds: 0\n",
+         ["podInitialBackoffSeconds: Invalid value: 0: must be greater than 0"]),
+        ("podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 4\n",
+         ["podMaxBackoffSeconds: Invalid value: 4: must be greater than or equal to "
+          "PodInitialBackoffSeconds"]),
+        ("profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: A}, "
+         "{name: B}]\n",
+         ["profiles[0].plugins.queueSort.Enabled: Invalid value: 2: only one queue sort plugin "
+          "can be enabled"]),
+        ("profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n"
+         "      enabled: [{name: Other}]\n",
+         ['profiles[1].plugins.queueSort: Invalid value: {"Enabled":[{"Name":"Other",'
+          '"Weight":0}],"Disabled":null}: must be the same for all profiles']),
     ],
     ids=[
         "plugin config names must be unique",
@@ -218,58 +158,30 @@ def fit_args(body: str) -> str:
     ("body", "expected"),
     [
         ("scoringStrategy: {type: MostAllocated}", []),
-        (
-            "scoringStrategy: {type: Fewest}",
-            [
-                f'{ARGS}.scoringStrategy.type: Unsupported value: "Fewest": supported values: '
-                '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
-            ],
-        ),
-        (
-            "scoringStrategy: {resources: [{name: cpu}]}",
-            [
-                f'{ARGS}.scoringStrategy.type: Unsupported value: "": supported values: '
-                '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
-            ],
-        ),
-        (
-            "scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 101}]}",
-            [
-                f"{ARGS}.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of "
-                "cpu not in valid range (0, 100]"
-            ],
-        ),
-        (
-            "scoringStrategy: {type: RequestedToCapacityRatio}",
-            [
-                f"{ARGS}.scoringStrategy.requestedToCapacityRatio: Required value: must be specified "
-                "when type is RequestedToCapacityRatio"
-            ],
-        ),
-        (
-            "scoringStrategy: {type: MostAllocated, requestedToCapacityRatio: {shape: []}}",
-            [
-                f"{ARGS}.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type "
-                "is not RequestedToCapacityRatio"
-            ],
-        ),
-        (
-            "scoringStrategy:\n  type: RequestedToCapacityRatio\n  requestedToCapacityRatio:\n"
-            "    shape: [{utilization: 50, score: 5}, {utilization: 40, score: 11}]",
-            [
-                f"{ARGS}.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid "
-                "value: 40: values must be sorted in increasing order",
-                f"{ARGS}.scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: 11: "
-                "not in valid range [0, 10]",
-            ],
-        ),
-        (
-            "ignoredResourceGroups: [example.com/gpu]",
-            [
-                f'{ARGS}.ignoredResourceGroups[0]: Invalid value: "example.com/gpu": resource group '
-                "name can't contain '/'"
-            ],
-        ),
+        ("scoringStrategy: {type: Fewest}",
+         [f'{ARGS}.scoringStrategy.type: Unsupported value: "Fewest": supported values: '
+          '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"']),
+        ("scoringStrategy: {resources: [{name: cpu}]}",
+         [f'{ARGS}.scoringStrategy.type: Unsupported value: "": supported values: '
+          '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"']),
+        ("scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 101}]}",
+         [f"{ARGS}.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of "
+          "cpu not in valid range (0, 100]"]),
+        ("scoringStrategy: {type: RequestedToCapacityRatio}",
+         [f"{ARGS}.scoringStrategy.requestedToCapacityRatio: Required value: must be specified "
+          "when type is RequestedToCapacityRatio"]),
+        ("scoringStrategy: {type: MostAllocated, requestedToCapacityRatio: {shape: []}}",
+         [f"{ARGS}.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type "
+          "is not RequestedToCapacityRatio"]),
+        ("scoringStrategy:\n  type: RequestedToCapacityRatio\n  requestedToCapacityRatio:\n"
+         "    shape: [{utilization: 50, score: 5}, {utilization: 40, score: 11}]",
+         [f"{ARGS}.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid "
+          "value: 40: values must be sorted in increasing order",
+          f"{ARGS}.scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: 11: "
+          "not in valid range [0, 10]"]),
+        ("ignoredResourceGroups: [example.com/gpu]",
+         [f"{ARGS}.ignoredResourceGroups[0]: Invalid value: \"example.com/gpu\": resource group "
+          "name can't contain '/'"]),
     ],
     ids=[
         "MostAllocated is valid",
@@ -310,36 +222,18 @@ profiles:
 @pytest.mark.parametrize(
     ("name", "args", "expected"),
     [
-        (
-            "DefaultPreemption",
-            "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}",
-            [
-                f"{ARGS}.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
-                "time as minCandidateNodesAbsolute",
-                f"{ARGS}.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same "
-                "time as minCandidateNodesPercentage",
-            ],
-        ),
-        (
-            "DefaultPreemption",
-            "{minCandidateNodesPercentage: 101}",
-            [
-                f"{ARGS}.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"
-            ],
-        ),
-        (
-            "InterPodAffinity",
-            "{hardPodAffinityWeight: 101}",
-            [f"{ARGS}.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"],
-        ),
-        (
-            "NodeResourcesBalancedAllocation",
-            "{resources: [{name: cpu, weight: 2}, {name: cpu}]}",
-            [
-                f"{ARGS}.resources[0].weight: Invalid value: 2: must be 1",
-                f'{ARGS}.resources[1].name: Duplicate value: "cpu"',
-            ],
-        ),
+        ("DefaultPreemption", "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}",
+         [f"{ARGS}.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
+          "time as minCandidateNodesAbsolute",
+          f"{ARGS}.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same "
+          "time as minCandidateNodesPercentage"]),
+        ("DefaultPreemption", "{minCandidateNodesPercentage: 101}",
+         [f"{ARGS}.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"]),
+        ("InterPodAffinity", "{hardPodAffinityWeight: 101}",
+         [f"{ARGS}.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"]),
+        ("NodeResourcesBalancedAllocation", "{resources: [{name: cpu, weight: 2}, {name: cpu}]}",
+         [f"{ARGS}.resources[0].weight: Invalid value: 2: must be 1",
+          f'{ARGS}.resources[1].name: Duplicate value: "cpu"']),
     ],
     ids=[
         "preemption minimums cannot both be zero",
