@@ -38,6 +38,20 @@ def _real_group() -> click.Group:
     return cli
 
 
+def _short_help(text: str, limit: int) -> str:
+    """The first sentence, cut at a word boundary with ``...`` past ``limit`` characters,
+    as click's listing shortens help (its helper is deprecated from click 8.5)."""
+    first = text.split(". ", 1)[0].rstrip(".")
+    if len(first) <= limit:
+        return first
+    words: list[str] = []
+    for word in first.split():
+        if len(" ".join([*words, word])) > limit - 3:
+            break
+        words.append(word)
+    return " ".join(words) + "..."
+
+
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(SUMMARIES) | set(self.commands))
@@ -51,7 +65,7 @@ class _LazyGroup(click.Group):
             return
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = [
-            (name, click.utils.make_default_short_help(SUMMARIES[name], limit)) for name in names
+            (name, _short_help(SUMMARIES[name], limit)) for name in names
         ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
