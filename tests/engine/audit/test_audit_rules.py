@@ -182,3 +182,37 @@ def test_a_tainted_node_without_the_key_is_not_reported_as_missing_it() -> None:
         for o in objects
     ]
     assert audit(tainted).findings == ()
+
+
+def _skew_fix(objects: list) -> str:
+    report = audit(objects, load_configuration(None))
+    (finding,) = [f for f in report.findings if f.rule == "skew-over-max"]
+    return finding.fix
+
+
+def test_pods_whose_volumes_pin_their_zone_are_not_advised_to_be_deleted() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "pinned-volumes.yaml")])
+    fix = _skew_fix(objects)
+    assert fix.startswith("deleting pods does not help here: their volumes pin them")
+    assert "shop/db-0: data-db-0 -> pvc-0 in zone-a" in fix
+
+
+def test_a_volume_every_zone_can_use_leaves_its_pod_free_to_move() -> None:
+    from topospread.model.storage import PersistentVolume
+
+    objects, _ = load_audit_objects([str(AUDIT / "pinned-volumes.yaml")])
+    # Volumes of db-0 and db-1 become regional (no node affinity): two pods can move,
+    # which is the excess in zone-a, so deleting is the advice again, with db-3 kept.
+    regional = {"pvc-0", "pvc-1"}
+    objects = [
+        replace(o, node_affinity=None)
+        if isinstance(o, PersistentVolume) and o.name in regional
+        else o
+        for o in objects
+    ]
+    fix = _skew_fix(objects)
+    assert fix.startswith("delete the excess pods in zone-a")
+    assert fix.endswith(
+        "; not the pods whose volumes pin them to their domain "
+        "(shop/db-3: data-db-3 -> pvc-3 in zone-a)"
+    )

@@ -38,7 +38,7 @@ from topospread.framework.config.decode import default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
-from topospread.framework.node_info import Snapshot
+from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.framework.runtime import Framework
 from topospread.model.labels import Selector
 from topospread.model.objects import (
@@ -322,6 +322,7 @@ def _inspect(
     domain_sizes: Mapping[str, int],
     pending: Sequence[PendingReport],
     audit_pods: bool,
+    objects: ClusterObjects | None = None,
 ) -> tuple[WorkloadAudit, list[Finding]]:
     pod = w.counted
     effective = _Effective()
@@ -341,6 +342,7 @@ def _inspect(
         effective.hard_defaults,
         tuple((p.pod, p.message) for p in pending),
         features.enable_taint_toleration_comparison_operators,
+        objects,
     )
     findings = [*manifest_rules(ctx), *domain_rules(ctx), *node_rules(ctx)]
     if audit_pods:
@@ -460,6 +462,7 @@ def audit(
             domain_sizes={},
             pending=pending,
             audit_pods=True,
+            objects=cluster.objects,
         )
         if pending_notes:
             a = replace(a, notes=(*a.notes, *pending_notes))

@@ -16,6 +16,7 @@ from typing import Final
 from topospread.engine.audit.findings import Finding, Severity
 from topospread.engine.audit.workloads import LABEL_POD_TEMPLATE_HASH, Workload
 from topospread.engine.sim.result import ConstraintReport
+from topospread.framework.node_info import ClusterObjects
 from topospread.model.labels import Selector
 from topospread.model.nodeaffinity import required_node_affinity
 from topospread.model.objects import (
@@ -38,6 +39,7 @@ from topospread.plugins.podtopologyspread.common import (
     label_selector_as_selector,
     node_labels_match_spread_constraints,
 )
+from topospread.plugins.volumebinding.binder import check_node_affinity
 
 __all__ = [
     "ConstraintAudit",
@@ -132,6 +134,8 @@ class RuleContext:
     pending_messages: tuple[tuple[str, str], ...] = ()
     """(pod, kube-scheduler's FailedScheduling message) of pending pods."""
     comparison_operators: bool = False
+    objects: ClusterObjects | None = None
+    """The cluster's listed objects (claims and volumes), when there is a cluster."""
 
     @property
     def ref(self) -> str:
@@ -478,6 +482,40 @@ def node_rules(ctx: RuleContext) -> Iterator[Finding]:
 # -- rules on the pods that exist (audit) ---------------------------------------------------
 
 
+def _domain_of(ctx: RuleContext, pod: Pod, key: str) -> str | None:
+    node = next((n for n in ctx.nodes or () if n.name == pod.node_name), None)
+    return None if node is None else node.labels.get(key)
+
+
+def _pinned_by_volumes(ctx: RuleContext, key: str, domains: set[str]) -> dict[str, str]:
+    """Pods in ``domains`` with a bound volume that only nodes of their own domain can use
+    (its PersistentVolume's node affinity): VolumeBinding sends a replacement, which keeps
+    the claim, back to that domain. Pod key -> ``claim -> volume``."""
+    objects, nodes = ctx.objects, ctx.nodes
+    if objects is None or nodes is None:
+        return {}
+    pinned: dict[str, str] = {}
+    for pod in ctx.workload.pods:
+        domain = _domain_of(ctx, pod, key)
+        if domain not in domains:
+            continue
+        for volume in pod.volumes:
+            claim_name = volume.claim_for(pod.name)
+            claim = (
+                None
+                if claim_name is None
+                else objects.persistent_volume_claim(pod.namespace, claim_name)
+            )
+            bound = None if claim is None else objects.persistent_volume(claim.spec.volume_name)
+            if claim is None or bound is None or bound.node_affinity is None:
+                continue
+            usable = {n.labels.get(key) for n in nodes if check_node_affinity(bound, n.labels)}
+            if usable == {domain}:
+                pinned[pod.key] = f"{claim.name} -> {bound.name} in {domain}"
+                break
+    return pinned
+
+
 def pod_rules(ctx: RuleContext) -> Iterator[Finding]:
     """Skew of the pods as they sit, and pods Pending because of spread."""
     for c in ctx.constraints:
@@ -491,6 +529,30 @@ def pod_rules(ctx: RuleContext) -> Iterator[Finding]:
             values = report.domain_counts.values()
             counts = f"{len(values)} domains with {min(values)}..{max(values)} pods"
         where = ", ".join(f"{n} in {d}" for d, n in over.items())
+        fix = (
+            "delete the excess pods in "
+            + ", ".join(over)
+            + " so that their replacements go to the least-loaded domains (the descheduler's "
+            "RemovePodsViolatingTopologySpreadConstraint does this); scale-downs choose victims "
+            "blind to topology"
+        )
+        pinned = _pinned_by_volumes(ctx, report.topology_key, set(over))
+        movable = sum(
+            1
+            for p in ctx.workload.pods
+            if p.key not in pinned and _domain_of(ctx, p, report.topology_key) in over
+        )
+        if pinned:
+            held = "; ".join(f"{pod}: {why}" for pod, why in sorted(pinned.items()))
+            if movable < sum(over.values()):
+                fix = (
+                    "deleting pods does not help here: their volumes pin them to their domain "
+                    f"({held}), so a replacement keeps its claim and comes back to it; move the "
+                    "data to new claims in the least-loaded domains (restore a snapshot into a "
+                    "new claim, then delete the pod and its old claim), or accept the skew"
+                )
+            else:
+                fix += f"; not the pods whose volumes pin them to their domain ({held})"
         yield ctx.finding(
             "skew-over-max",
             _by_action(c.hard, Severity.ERROR, Severity.WARNING),
@@ -498,11 +560,7 @@ def pod_rules(ctx: RuleContext) -> Iterator[Finding]:
             f"{_short(report.topology_key)} counts {counts}: skew {report.skew} (the largest "
             f"count − global minimum {report.global_min}) is over maxSkew {report.max_skew}; "
             f"pods above {ceiling} per domain: {where}",
-            "delete the excess pods in "
-            + ", ".join(over)
-            + " so that their replacements go to the least-loaded domains (the descheduler's "
-            "RemovePodsViolatingTopologySpreadConstraint does this); scale-downs choose victims "
-            "blind to topology",
+            fix,
         )
     spread = [(p, m) for p, m in ctx.pending_messages if "topology spread constraints" in m]
     if spread:
