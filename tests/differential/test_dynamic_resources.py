@@ -18,6 +18,22 @@ from typing import Any
 import pytest
 import yaml
 
+from topospread.testing.dra import (
+    BIG_CLASS_SELECTOR,
+    DRIVER,
+    GPU_CLASS,
+    MODELS,
+    SELECTORS,
+    allocation,
+    claim,
+    device,
+    device_class,
+    incoming,
+    node,
+    ref,
+    request,
+    slice_,
+)
 from topospread.testing.scenarios import (
     Scenario,
     differences,
@@ -29,151 +45,6 @@ from topospread.testing.scenarios import (
 pytestmark = pytest.mark.differential
 
 Obj = dict[str, Any]
-DRIVER = "gpu.example.com"
-API = "resource.k8s.io/v1"
-POD_UID = "uid-incoming"
-
-
-def node(name: str, zone: str = "a") -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone},
-        },
-        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
-    }
-
-
-def device(
-    name: str, model: str = "a100", index: int = 0, memory: str = "40Gi", **attrs: Obj
-) -> Obj:
-    attributes: Obj = {"model": {"string": model}, f"{DRIVER}/index": {"int": index}}
-    attributes.update(attrs)
-    return {"name": name, "attributes": attributes, "capacity": {"memory": {"value": memory}}}
-
-
-def slice_(
-    name: str,
-    devices: list[Obj],
-    *,
-    node_name: str | None = None,
-    pool: str | None = None,
-    generation: int = 1,
-    count: int = 1,
-    driver: str = DRIVER,
-    **spec: Any,
-) -> Obj:
-    body: Obj = {
-        "driver": driver,
-        "pool": {
-            "name": pool or node_name or name,
-            "generation": generation,
-            "resourceSliceCount": count,
-        },
-        "devices": devices,
-    }
-    if node_name is not None:
-        body["nodeName"] = node_name
-    body.update(spec)
-    return {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": name}, "spec": body}
-
-
-def device_class(name: str, *expressions: str) -> Obj:
-    return {
-        "apiVersion": API,
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]},
-    }
-
-
-def request(
-    name: str, cls: str = "gpu", *selectors: str, count: int | None = None, mode: str | None = None
-) -> Obj:
-    exactly: Obj = {"deviceClassName": cls}
-    if selectors:
-        exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
-    if count is not None:
-        exactly["count"] = count
-    if mode is not None:
-        exactly["allocationMode"] = mode
-    return {"name": name, "exactly": exactly}
-
-
-def claim(
-    name: str,
-    requests: list[Obj],
-    *,
-    constraints: list[Obj] | None = None,
-    allocation: Obj | None = None,
-    reserved_for: list[Obj] | None = None,
-    owner: bool = False,
-) -> Obj:
-    meta: Obj = {"name": name, "namespace": "default"}
-    if owner:
-        meta["ownerReferences"] = [
-            {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": POD_UID, "controller": True}
-        ]
-    devices: Obj = {"requests": requests}
-    if constraints:
-        devices["constraints"] = constraints
-    result: Obj = {
-        "apiVersion": API,
-        "kind": "ResourceClaim",
-        "metadata": meta,
-        "spec": {"devices": devices},
-    }
-    status: Obj = {}
-    if allocation is not None:
-        status["allocation"] = allocation
-    if reserved_for:
-        status["reservedFor"] = reserved_for
-    if status:
-        result["status"] = status
-    return result
-
-
-def allocation(node_name: str | None, *devices: tuple[str, str, str]) -> Obj:
-    result: Obj = {
-        "devices": {
-            "results": [
-                {"request": "gpu", "driver": d, "pool": p, "device": n} for d, p, n in devices
-            ]
-        }
-    }
-    if node_name is not None:
-        result["nodeSelector"] = {
-            "nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
-            ]
-        }
-    return result
-
-
-def incoming(*refs: Obj, statuses: list[Obj] | None = None) -> Obj:
-    result: Obj = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default", "uid": POD_UID},
-        "spec": {"containers": [{"name": "c", "image": "img"}], "resourceClaims": list(refs)},
-    }
-    if statuses is not None:
-        result["status"] = {"resourceClaimStatuses": statuses}
-    return result
-
-
-def ref(name: str, claim_name: str | None = None, template: str | None = None) -> Obj:
-    entry: Obj = {"name": name}
-    if claim_name is not None:
-        entry["resourceClaimName"] = claim_name
-    if template is not None:
-        entry["resourceClaimTemplateName"] = template
-    return entry
-
-
-GPU_CLASS = device_class("gpu", f'device.driver == "{DRIVER}"')
 
 
 def base_cluster() -> list[Obj]:
@@ -388,21 +259,6 @@ def test_hand_made(oracle: Any, name: str, scenario: Scenario) -> None:
 
 # -- a seeded generator ---------------------------------------------------------------------------
 
-_MODELS = ("a100", "t4", "h100")
-_SELECTORS = (
-    f'device.attributes["{DRIVER}"].model == "a100"',
-    f'device.attributes["{DRIVER}"].model != "t4"',
-    f'device.attributes["{DRIVER}"].index >= 1',
-    f'device.capacity["{DRIVER}"].memory.compareTo(quantity("24Gi")) > 0',
-    f'device.attributes["{DRIVER}"].version.isGreaterThan(semver("1.2.0"))',
-    f'has(device.attributes["{DRIVER}"].version) && '
-    f'device.attributes["{DRIVER}"].version.major() == 2',
-    f'device.attributes["{DRIVER}"].model in ["a100", "h100"]',
-    'device.driver == "nic.example.com"',
-    f'device.attributes["{DRIVER}"].index == "1" || device.attributes["{DRIVER}"].index == 1u',
-    f'device.attributes["{DRIVER}"].index > "a"',
-)
-
 
 def random_scenario(rng: random.Random) -> Scenario:
     nodes = [node(f"n{i}", rng.choice("ab")) for i in range(rng.randint(1, 4))]
@@ -410,7 +266,7 @@ def random_scenario(rng: random.Random) -> Scenario:
         *nodes,
         GPU_CLASS,
         device_class("any"),
-        device_class("big", f'device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'),
+        device_class("big", BIG_CLASS_SELECTOR),
     ]
     devices_by_node: dict[str, list[str]] = {}
     for n in nodes:
@@ -425,7 +281,7 @@ def random_scenario(rng: random.Random) -> Scenario:
             devices.append(
                 device(
                     f"dev-{d}",
-                    rng.choice(_MODELS),
+                    rng.choice(MODELS),
                     rng.randint(0, 2),
                     rng.choice(("16Gi", "24Gi", "40Gi", "80Gi")),
                     **extra,
@@ -482,7 +338,7 @@ def random_scenario(rng: random.Random) -> Scenario:
         kind = rng.random()
         requests = []
         for r in range(rng.randint(1, 2)):
-            selectors = rng.sample(_SELECTORS, rng.choice((0, 0, 1, 1, 2)))
+            selectors = rng.sample(SELECTORS, rng.choice((0, 0, 1, 1, 2)))
             mode = "All" if rng.random() < 0.1 else None
             count = None if mode else rng.choice((None, None, 1, 2))
             cls = "gpu" if rng.random() < 0.7 else rng.choice(("any", "big", "big", "missing"))

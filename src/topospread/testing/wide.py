@@ -17,9 +17,17 @@ reaches, drawn on top of its building blocks.
 * configurations with several profiles (the pod picks one by ``schedulerName``), plugins
   disabled at one extension point or everywhere, custom score weights, and
   ``percentageOfNodesToScore`` globally and per profile.
+* in :data:`~topospread.testing.dra.DRA_SHARE` of the scenarios, DynamicResources
+  (:func:`topospread.testing.dra.add_dynamic_resources`): ResourceSlices on some nodes (a
+  pool per node, some in two slices, older generations, incomplete pools, a pool for all
+  nodes or one zone), DeviceClasses with CEL selectors, claims allocated and reserved for
+  assigned pods (devices in use), and the incoming pod's claims by name and from
+  templates, some allocated already (reserved for it, for a running pod, or for no one).
 
 Scenario *i* of seed *s* is drawn from ``random.Random(f"{WIDE_STREAM}:{s}:{i}")``, the
-same way as the other streams (see :func:`topospread.testing.scenarios._independent_draw`).
+same way as the other streams (see :func:`topospread.testing.scenarios._independent_draw`);
+its DynamicResources part from a stream of its own (:data:`DRA_STREAM`), so that every
+other part of a scenario is what it was before DynamicResources were added.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from topospread.model.defaulting import admit_pod
 from topospread.model.objects import Pod
 from topospread.model.validation import validate_object, validate_pod
 from topospread.plugins.registry import in_tree_registry
+from topospread.testing.dra import DRA_SHARE, add_dynamic_resources
 from topospread.testing.scenarios import (
     HOSTNAME,
     IMAGE_SIZES,
@@ -68,6 +77,7 @@ from topospread.testing.scenarios import (
 )
 
 __all__ = [
+    "DRA_STREAM",
     "NODE_COUNT_BUCKETS",
     "ODD_KEYS",
     "ODD_VALUES",
@@ -84,6 +94,10 @@ Obj = dict[str, Any]
 
 WIDE_STREAM = "topospread-wide-scenario"
 """Wide scenario *i* of seed *s* comes from ``random.Random(f"{WIDE_STREAM}:{s}:{i}")``."""
+DRA_STREAM = "topospread-wide-dra"
+"""The DynamicResources part of a wide scenario comes from
+``random.Random(f"{DRA_STREAM}:{b}")``, ``b`` the scenario's bulk seed (its one draw of a
+64-bit integer): the rest of the scenario is drawn exactly as without it."""
 
 NODE_COUNT_BUCKETS: tuple[tuple[int, int, int], ...] = (
     # (weight, fewest nodes, most nodes): small clusters decide as often as before, the
@@ -829,7 +843,11 @@ def wide_scenarios(draw: st.DrawFn) -> Scenario:
     node_count = draw(_ints(low, high))
     names = _node_names(node_count)
     tight = draw(_ints(0, 9)) < 4
-    bulk = random.Random(draw(st.integers(0, 2**64 - 1)))
+    bulk_seed = draw(st.integers(0, 2**64 - 1))
+    bulk = random.Random(bulk_seed)
+    # DynamicResources come from a stream of their own, so that adding them left every
+    # other draw of a scenario as it was.
+    dra = random.Random(f"{DRA_STREAM}:{bulk_seed}")
     nodes = _wide_nodes(draw, names, tight, bulk)
     if node_count >= 100:
         nodes = node_tree_order(nodes)
@@ -944,6 +962,17 @@ def wide_scenarios(draw: st.DrawFn) -> Scenario:
         (decoded,) = decode_documents([copy.deepcopy(pod)]).objects
         assert isinstance(decoded, Pod)
         assume(not validate_pod(decoded))
+    if dra.random() < DRA_SHARE:
+        before = len(cluster)
+        users = [o for o in cluster if o.get("kind") == "Pod"]
+        tags.extend(add_dynamic_resources(dra, cluster, pod, names))
+        for obj in cluster[before:]:
+            assume(_valid_object(obj))
+        for obj in (*users, pod):
+            if obj is pod or "resourceClaims" in obj["spec"]:
+                (decoded,) = decode_documents([copy.deepcopy(obj)]).objects
+                assert isinstance(decoded, Pod)
+                assume(not validate_pod(decoded))
     if node_count >= 100:
         tags.append("nodes-100+")
     elif node_count >= 50:
