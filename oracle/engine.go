@@ -648,6 +648,13 @@ func runPostFilter(ctx context.Context, h *schedulerHarness, pod *v1.Pod, res *R
 	if !h.fw.HasPostFilterPlugins() {
 		return
 	}
+	// RunPostFilterPlugins first, as schedulingAlgorithm's caller does: the report's own
+	// dry run below filters on a clone of the cycle state, and some plugins' Clone returns
+	// the same object (DynamicResources' stateData), so running it first would leak its
+	// Filter calls (unavailable claims) into DynamicResources' PostFilter.
+	result, status := h.fw.RunPostFilterPlugins(ctx, in.state, pod, in.fitError.Diagnosis.NodeToStatus)
+	in.fitError.Diagnosis.PostFilterMsg = status.Message()
+	res.Message = strPtr(in.fitError.Error())
 	pr := &PreemptionResult{Victims: map[string][]string{}}
 	// The instance exists whenever the profile enables DefaultPreemption anywhere
 	// (PreEnqueue too); its victims are reported only where it runs as a PostFilter.
@@ -672,9 +679,6 @@ func runPostFilter(ctx context.Context, h *schedulerHarness, pod *v1.Pod, res *R
 			}
 		}
 	}
-	result, status := h.fw.RunPostFilterPlugins(ctx, in.state, pod, in.fitError.Diagnosis.NodeToStatus)
-	in.fitError.Diagnosis.PostFilterMsg = status.Message()
-	res.Message = strPtr(in.fitError.Error())
 	if result != nil && result.NominatingInfo != nil && result.NominatedNodeName != "" {
 		pr.NominatedNode = strPtr(result.NominatedNodeName)
 	}
