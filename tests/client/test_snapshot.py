@@ -90,6 +90,20 @@ def test_a_snapshot_is_one_kind_List_without_managed_fields(tmp_path: Path) -> N
     }
 
 
+def test_a_label_value_that_reads_as_a_number_in_go_is_written_so_it_reads_back_as_text(
+    tmp_path: Path,
+) -> None:
+    # A live test's random namespace suffix "9715e4" came back as the float 97150000.
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {}}}
+    node["metadata"]["labels"] = {"story": "9715e4", "size": "1_000", "mode": "0o17"}
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_bytes(render_snapshot(_read([node]), fmt="yaml"))
+
+    (read_back,) = load_documents(snapshot)
+
+    assert read_back["items"][0]["metadata"]["labels"] == node["metadata"]["labels"]
+
+
 def test_writing_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path: Path) -> None:
     target = tmp_path / "real.yaml"
     target.write_text("old")

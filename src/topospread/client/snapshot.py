@@ -32,6 +32,7 @@ import orjson
 
 from topospread.client.live import LiveRead
 from topospread.errors import InputError
+from topospread.io.yamlwrite import dump_yaml
 
 __all__ = ["Anonymizer", "render_snapshot", "write_output"]
 
@@ -44,18 +45,7 @@ def render_snapshot(read: LiveRead, *, fmt: str = "yaml", anonymize: bool = Fals
     document = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}
     if fmt == "json":
         return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
-    import yaml
-
-    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = yaml.dump(
-        document,
-        Dumper=dumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 30,
-    )
-    return text.encode("utf-8")
+    return dump_yaml(document).encode("utf-8")
 
 
 def _without_managed_fields(item: dict[str, Any]) -> dict[str, Any]:

@@ -62,7 +62,7 @@ from yaml.events import (
 
 from topospread.errors import cut, go_quote
 
-__all__ = ["MAX_DEPTH", "YamlSyntaxError", "parse_yaml_documents"]
+__all__ = ["MAX_DEPTH", "YamlSyntaxError", "parse_yaml_documents", "resolve_plain_scalar"]
 
 MAX_DEPTH: Final = 1000
 """The deepest nesting of mappings and sequences accepted (a Kubernetes object nests about
@@ -181,8 +181,8 @@ def _go_parse_float(text: str) -> float | None:
     return value
 
 
-def _resolve_plain(text: str) -> Any:
-    # resolve("", text) for a plain scalar; returns text itself for strings.
+def resolve_plain_scalar(text: str) -> Any:
+    """goyaml.v2's ``resolve("", text)`` of a plain scalar: its value (``text`` for strings)."""
     if text.isdigit() and text.isascii() and len(text) < 19 and (text[0] != "0" or len(text) == 1):
         # The common case, a small decimal integer (ParseInt's answer, without the regex).
         return int(text)
@@ -245,7 +245,7 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         if text in ("", "~", "null", "Null", "NULL"):
             return None
         raise YamlSyntaxError(
-            f"cannot decode !!{_kind_name(_resolve_plain(text))} `{cut(text)}` as a !!null"
+            f"cannot decode !!{_kind_name(resolve_plain_scalar(text))} `{cut(text)}` as a !!null"
         )
     if tag not in _RESOLVABLE:
         return text
@@ -253,9 +253,10 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         if _is_timestamp(text):
             return text
         raise YamlSyntaxError(
-            f"cannot decode !!{_kind_name(_resolve_plain(text))} `{cut(text)}` as a !!timestamp"
+            f"cannot decode !!{_kind_name(resolve_plain_scalar(text))} `{cut(text)}` "
+            "as a !!timestamp"
         )
-    value = _resolve_plain(text)
+    value = resolve_plain_scalar(text)
     kind = _kind_name(value)
     if value is text and _is_timestamp(text):
         kind = "timestamp"
@@ -363,7 +364,7 @@ def _read_document(parser: Any) -> Any:
     alias_count = 0
     scalar_cls, mapping_cls, sequence_cls = ScalarEvent, MappingStartEvent, SequenceStartEvent
     map_end, seq_end, alias_cls = MappingEndEvent, SequenceEndEvent, AliasEvent
-    resolve, table = _resolve_plain, _MAP
+    resolve, table = resolve_plain_scalar, _MAP
     float_cls, str_cls = float, str
     numeric = _HINT_NUMBER | {"."}
     missing, merge_key = _MISSING, _MERGE_KEY
