@@ -217,8 +217,13 @@ def test_an_anonymized_snapshot_keeps_the_storage_links_of_a_live_cluster(
     assert claim.spec.volume_name == volume.name
     assert hidden.objects.storage_class(volume.storage_class_name) is not None
     assert claim.spec.storage_class_name == volume.storage_class_name
-    users = [p for p in hidden.pods if any(v.claim_name == claim.name for v in p.volumes)]
-    assert [p.namespace for p in users] == [claim.namespace]
+    # Claim names are namespaced: another test's claim of the same name elsewhere is not it.
+    users = [
+        p
+        for p in hidden.pods
+        if p.namespace == claim.namespace and any(v.claim_name == claim.name for v in p.volumes)
+    ]
+    assert len(users) == 1
     # The volume's zone is still the zone of the node the pod runs on.
     [user] = users
     matcher = node_selector(volume.node_affinity)  # type: ignore[arg-type]
