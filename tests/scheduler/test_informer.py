@@ -151,3 +151,22 @@ def test_backoff_doubles_with_a_ceiling():
     assert delays == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0]
     backoff.reset()
     assert backoff.next() == 0.8
+
+
+def test_an_api_group_the_server_does_not_serve_is_synced_empty_and_listed_again_later():
+    from topospread.client.source import RESOURCE_CLAIMS
+
+    answers: list[Request] = []
+
+    def server(request: Request) -> Response:
+        answers.append(request)
+        reflector._stop.set()
+        return Response(404, b'{"kind":"Status","code":404,"reason":"NotFound"}')
+
+    recorder = Recorder()
+    reflector = Reflector(FakeTransport(server), RESOURCE_CLAIMS, recorder)
+    reflector.run()
+
+    assert reflector.synced.is_set()
+    assert reflector.store.items == {}
+    assert [r.path for r in answers] == ["/apis/resource.k8s.io/v1/resourceclaims"]

@@ -338,3 +338,253 @@ def test_claims_bound_alike_and_a_volume_conflict_reported_alike(
     assert landed["topo"] == landed["kube"], landed
     assert "node(s) didn't match PersistentVolume's node affinity" in notes["topo"]
     assert notes["topo"] == notes["kube"]
+
+
+def _dra_objects(run: str, side: str, zones: list[str]) -> list[dict[str, Any]]:
+    """One side's devices: a GPU per node (an A100 on n0, T4s elsewhere) and a pool of
+    three NICs shared by the nodes of zone 1, each under the side's own driver."""
+    driver = f"{side}-{run}.example.com"
+    prefix = f"{side}-{run}"
+
+    def device(name: str, kind: str, model: str) -> dict[str, Any]:
+        attributes = {"kind": {"string": kind}, "model": {"string": model}}
+        return {"name": name, "attributes": attributes}
+
+    objects: list[dict[str, Any]] = []
+    for kind, config in (
+        ("gpu", [{"opaque": {"driver": driver, "parameters": {"from": "class"}}}]),
+        ("nic", []),
+    ):
+        spec: dict[str, Any] = {
+            "selectors": [
+                {
+                    "cel": {
+                        "expression": f'device.driver == "{driver}" && '
+                        f'device.attributes["{driver}"].kind == "{kind}"'
+                    }
+                }
+            ]
+        }
+        if config:
+            spec["config"] = config
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": f"{prefix}-{kind}"},
+                "spec": spec,
+            }
+        )
+    gpus = {0: [("gpu-0", "a100")], 1: [("gpu-0", "t4"), ("gpu-1", "t4")], 2: [("gpu-0", "t4")]}
+    for index, devices in gpus.items():
+        node_name = f"{run}-n{index}"
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{prefix}-n{index}"},
+                "spec": {
+                    "driver": driver,
+                    "nodeName": node_name,
+                    "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                    "devices": [device(name, "gpu", model) for name, model in devices],
+                },
+            }
+        )
+    objects.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{prefix}-nics"},
+            "spec": {
+                "driver": driver,
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": ZONE, "operator": "In", "values": [zones[1]]},
+                                {"key": "topospread.dev/test", "operator": "In", "values": [run]},
+                            ]
+                        }
+                    ]
+                },
+                "pool": {"name": "zone-1-nics", "generation": 1, "resourceSliceCount": 1},
+                "devices": [device(f"nic-{i}", "nic", "x") for i in range(3)],
+            },
+        }
+    )
+    return objects
+
+
+def _claim_spec(run: str, side: str, kind: str) -> dict[str, Any]:
+    prefix = f"{side}-{run}"
+    driver = f"{side}-{run}.example.com"
+    if kind == "a100":
+        return {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "gpu",
+                        "exactly": {
+                            "deviceClassName": f"{prefix}-gpu",
+                            "selectors": [
+                                {
+                                    "cel": {
+                                        "expression": (
+                                            f'device.attributes["{driver}"].model == "a100"'
+                                        )
+                                    }
+                                }
+                            ],
+                        },
+                    }
+                ],
+                "config": [
+                    {
+                        "requests": ["gpu"],
+                        "opaque": {"driver": driver, "parameters": {"from": "claim"}},
+                    }
+                ],
+            }
+        }
+    if kind == "nics-and-gpu":
+        return {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "nic",
+                        "firstAvailable": [
+                            {"name": "two", "deviceClassName": f"{prefix}-nic", "count": 2},
+                            {"name": "one", "deviceClassName": f"{prefix}-nic"},
+                        ],
+                    },
+                    {"name": "gpu", "exactly": {"deviceClassName": f"{prefix}-gpu"}},
+                ],
+                "config": [
+                    {
+                        "requests": ["nic/one"],
+                        "opaque": {"driver": driver, "parameters": {"n": "1"}},
+                    },
+                    {
+                        "requests": ["nic/two"],
+                        "opaque": {"driver": driver, "parameters": {"n": "2"}},
+                    },
+                ],
+            }
+        }
+    return {
+        "devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": f"{prefix}-nic"}}]}
+    }
+
+
+def _normalized(obj: Any, side: str, run: str) -> Any:
+    text = json.dumps(obj, sort_keys=True).replace(f"{side}-{run}", "SIDE")
+    return json.loads(text)
+
+
+def test_resource_claims_allocated_and_reserved_alike(plane, schedulers, kube, unique_name):
+    run = unique_name("dra")
+    marker = {"topospread.dev/test": run}
+    zones = [f"{run}-z0", f"{run}-z1"]
+    nodes = []
+    for i, zone in enumerate((zones[0], zones[0], zones[1])):
+        item = node(f"{run}-n{i}", zone)
+        item["metadata"]["labels"].update(marker)
+        nodes.append(item)
+    create_all(kube, nodes)
+    admin = connect(plane.admin_kubeconfig)
+    pods = (
+        # (pod, claim kind, from a template): each waits for the one before.
+        ("trainer", "a100", True),
+        ("router", "nics-and-gpu", False),
+        ("probe", "one-nic", False),
+        ("second-trainer", "a100", True),
+    )
+    for side in SIDES:
+        namespace = f"{run}-{side}"
+        kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        for obj in _dra_objects(run, side, zones):
+            kube.create(obj)
+        kube.create(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "a100", "namespace": namespace},
+                "spec": {"spec": _claim_spec(run, side, "a100")},
+            }
+        )
+        for pod_name, kind, _ in pods[1:3]:
+            kube.create(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": pod_name, "namespace": namespace},
+                    "spec": _claim_spec(run, side, kind),
+                }
+            )
+    placed: dict[str, dict[str, str | None]] = {side: {} for side in SIDES}
+    for pod_name, _, templated in pods:
+        for side, name in SIDES.items():
+            namespace = f"{run}-{side}"
+            item = pod(pod_name, namespace, {"app": pod_name})
+            item["spec"]["schedulerName"] = name
+            item["spec"]["nodeSelector"] = marker
+            reference = (
+                {"resourceClaimTemplateName": "a100"}
+                if templated
+                else {"resourceClaimName": pod_name}
+            )
+            item["spec"]["resourceClaims"] = [{"name": "devices", **reference}]
+            item["spec"]["containers"][0]["resources"]["claims"] = [{"name": "devices"}]
+            kube.create(item)
+        for side in SIDES:
+            namespace = f"{run}-{side}"
+
+            def settled(ns: str = namespace, name: str = pod_name) -> bool:
+                found = kube.get("Pod", name, ns)
+                return bool(found["spec"].get("nodeName")) or bool(
+                    failed_scheduling(admin, ns, name)
+                )
+
+            wait_for(settled, 90, 0.3, f"the {side} side's {pod_name} pod to be bound or refused")
+            placed[side][pod_name] = kube.get("Pod", pod_name, namespace)["spec"].get("nodeName")
+    assert (
+        placed["topo"]
+        == placed["kube"]
+        == {
+            "trainer": f"{run}-n0",
+            "router": f"{run}-n2",
+            "probe": f"{run}-n2",
+            "second-trainer": None,
+        }
+    ), {
+        side: {p: failed_scheduling(admin, f"{run}-{side}", p) for p, _, _ in pods}
+        for side in SIDES
+    }
+    claims: dict[str, dict[str, Any]] = {side: {} for side in SIDES}
+    for side in SIDES:
+        namespace = f"{run}-{side}"
+        for item in list_raw(
+            admin, f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims"
+        ):
+            owner = next(iter(item["metadata"].get("ownerReferences") or []), {}).get("name")
+            key = owner or item["metadata"]["name"]
+            status = item.get("status") or {}
+            allocation = dict(status.get("allocation") or {})
+            assert key == "second-trainer" or allocation.pop("allocationTimestamp", None), item
+            claims[side][key] = {
+                "allocation": _normalized(allocation, side, run),
+                "reservedFor": [
+                    {k: v for k, v in ref.items() if k != "uid"}
+                    for ref in status.get("reservedFor") or ()
+                ],
+                "finalizers": item["metadata"].get("finalizers"),
+            }
+    assert claims["topo"] == claims["kube"], json.dumps(claims, indent=1)
+    trainer = claims["topo"]["trainer"]
+    assert trainer["reservedFor"] == [{"resource": "pods", "name": "trainer"}]
+    assert trainer["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    router = claims["topo"]["router"]["allocation"]
+    assert [r["request"] for r in router["devices"]["results"]] == ["nic/two", "nic/two", "gpu"]
+    notes = {side: failed_scheduling(admin, f"{run}-{side}", "second-trainer")[0] for side in SIDES}
+    assert notes["topo"] == notes["kube"], notes

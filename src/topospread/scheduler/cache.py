@@ -39,6 +39,7 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
+from topospread.model.resource import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from topospread.model.storage import (
     CSIDriver,
     CSINode,
@@ -88,6 +89,10 @@ _OBJECT_KINDS: dict[type, str] = {
     CSIDriver: "csi_drivers",
     CSIStorageCapacity: "csi_storage_capacities",
     VolumeAttachment: "volume_attachments",
+    ResourceClaim: "resource_claims",
+    DeviceClass: "device_classes",
+    ResourceSlice: "resource_slices",
+    DeviceTaintRule: "device_taint_rules",
 }
 
 
@@ -286,6 +291,10 @@ class SchedulerCache:
                     csi_drivers=tuple(o["csi_drivers"].values()),
                     csi_storage_capacities=tuple(o["csi_storage_capacities"].values()),
                     volume_attachments=tuple(o["volume_attachments"].values()),
+                    resource_claims=tuple(o["resource_claims"].values()),
+                    device_classes=tuple(o["device_classes"].values()),
+                    resource_slices=tuple(o["resource_slices"].values()),
+                    device_taint_rules=tuple(o["device_taint_rules"].values()),
                 )
             return self._cluster_objects
 
@@ -304,5 +313,9 @@ OBJECT_FIELDS: dict[str, str] = {
     "CSIDriver": "csi_drivers",
     "CSIStorageCapacity": "csi_storage_capacities",
     "VolumeAttachment": "volume_attachments",
+    "ResourceClaim": "resource_claims",
+    "DeviceClass": "device_classes",
+    "ResourceSlice": "resource_slices",
+    "DeviceTaintRule": "device_taint_rules",
 }
 """API kind -> the cache's collection of it."""

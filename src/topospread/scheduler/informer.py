@@ -51,6 +51,9 @@ log = logging.getLogger("topospread.scheduler.informer")
 MIN_WATCH_TIMEOUT = 300.0
 """client-go's ``minWatchTimeout``: each watch lasts a random 1-2 times this long."""
 LIST_PAGE_SIZE = 500
+ABSENT_RELIST_SECONDS = 60.0
+"""How often a resource the server does not serve (an optional API group, 404) is listed
+again: until then the store is empty and counts as synced."""
 """Pages of a consistent relist (the initial ``resourceVersion=0`` list is not paged)."""
 
 
@@ -155,6 +158,10 @@ class _Expired(Exception):
     """The watch's resourceVersion is too old (410 Gone): relist."""
 
 
+class _NotServed(Exception):
+    """An optional resource the server does not serve (404 on list)."""
+
+
 class Reflector:
     """Keeps one :class:`Store` in step with the API server, on its own thread.
 
@@ -230,6 +237,9 @@ class Reflector:
         while not self._stop.is_set():
             try:
                 self._list(relist_version)
+            except _NotServed:
+                self._stop.wait(ABSENT_RELIST_SECONDS)
+                continue
             except ClusterError as error:
                 # Retried after the backoff with the same resourceVersion, as client-go
                 # retries a failed list.
@@ -276,6 +286,12 @@ class Reflector:
             if response.status == 410 and token is not None:
                 items, token, resource_version = [], None, ""
                 continue
+            if response.status == 404 and self.resource.optional and token is None:
+                # A server without the API group (resource.k8s.io off) has none of them.
+                with self.lock:
+                    self.store.replace([])
+                self.synced.set()
+                raise _NotServed
             raise_for_status(
                 response,
                 self.transport.server,

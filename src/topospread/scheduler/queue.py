@@ -74,6 +74,12 @@ class ClusterEvent:
     CSI_STORAGE_CAPACITY_ADD: Final = "CSIStorageCapacityAdd"
     CSI_STORAGE_CAPACITY_UPDATE: Final = "CSIStorageCapacityUpdate"
     VOLUME_ATTACHMENT_DELETE: Final = "VolumeAttachmentDelete"
+    RESOURCE_CLAIM_ADD: Final = "ResourceClaimAdd"
+    RESOURCE_CLAIM_UPDATE: Final = "ResourceClaimUpdate"
+    RESOURCE_SLICE_ADD: Final = "ResourceSliceAdd"
+    RESOURCE_SLICE_UPDATE: Final = "ResourceSliceUpdate"
+    DEVICE_CLASS_ADD: Final = "DeviceClassAdd"
+    DEVICE_CLASS_UPDATE: Final = "DeviceClassUpdate"
 
 
 STORAGE_EVENTS: Final[dict[tuple[str, str], str]] = {
@@ -89,8 +95,14 @@ STORAGE_EVENTS: Final[dict[tuple[str, str], str]] = {
     ("CSIStorageCapacity", "add"): ClusterEvent.CSI_STORAGE_CAPACITY_ADD,
     ("CSIStorageCapacity", "update"): ClusterEvent.CSI_STORAGE_CAPACITY_UPDATE,
     ("VolumeAttachment", "delete"): ClusterEvent.VOLUME_ATTACHMENT_DELETE,
+    ("ResourceClaim", "add"): ClusterEvent.RESOURCE_CLAIM_ADD,
+    ("ResourceClaim", "update"): ClusterEvent.RESOURCE_CLAIM_UPDATE,
+    ("ResourceSlice", "add"): ClusterEvent.RESOURCE_SLICE_ADD,
+    ("ResourceSlice", "update"): ClusterEvent.RESOURCE_SLICE_UPDATE,
+    ("DeviceClass", "add"): ClusterEvent.DEVICE_CLASS_ADD,
+    ("DeviceClass", "update"): ClusterEvent.DEVICE_CLASS_UPDATE,
 }
-"""(kind, informer action) -> the cluster event it is, for the storage kinds."""
+"""(kind, informer action) -> the cluster event it is, for the storage and DRA kinds."""
 
 
 ALL_PLUGINS: Final = None
@@ -131,6 +143,14 @@ EVENT_INTEREST: Final[dict[str, frozenset[str] | None]] = {
     ClusterEvent.CSI_STORAGE_CAPACITY_ADD: frozenset({"VolumeBinding"}),
     ClusterEvent.CSI_STORAGE_CAPACITY_UPDATE: frozenset({"VolumeBinding"}),
     ClusterEvent.VOLUME_ATTACHMENT_DELETE: frozenset({"NodeVolumeLimits"}),
+    # DynamicResources' EventsToRegister: claims (allocated, deallocated, created from a
+    # template), slices (devices published) and classes.
+    ClusterEvent.RESOURCE_CLAIM_ADD: frozenset({"DynamicResources"}),
+    ClusterEvent.RESOURCE_CLAIM_UPDATE: frozenset({"DynamicResources"}),
+    ClusterEvent.RESOURCE_SLICE_ADD: frozenset({"DynamicResources"}),
+    ClusterEvent.RESOURCE_SLICE_UPDATE: frozenset({"DynamicResources"}),
+    ClusterEvent.DEVICE_CLASS_ADD: frozenset({"DynamicResources"}),
+    ClusterEvent.DEVICE_CLASS_UPDATE: frozenset({"DynamicResources"}),
 }
 """Event -> the plugins whose rejection it may undo (None: any), after upstream's
 ``EventsToRegister``; a pod rejected by none of them stays where it is."""
@@ -531,6 +551,8 @@ def _scheduling_relevant(pod: Pod) -> tuple[object, ...]:
         pod.init_containers,
         pod.scheduling_gates,
         pod.priority,
+        # UpdatePodGeneratedResourceClaim: the claims made from the pod's templates.
+        pod.resource_claim_statuses,
     )
 
 

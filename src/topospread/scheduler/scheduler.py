@@ -22,17 +22,22 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Final
 
 from topospread.client.source import (
+    DEVICE_CLASSES,
+    DEVICE_TAINT_RULES,
     NAMESPACES,
     NODES,
     POD_DISRUPTION_BUDGETS,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
     SERVICES,
     STATEFUL_SETS,
     STORAGE_RESOURCES,
@@ -46,6 +51,10 @@ from topospread.framework.node_info import ClusterObjects
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code
 from topospread.model.objects import Node, Pod
+from topospread.plugins.dynamicresources import resolve_claims
+from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
+from topospread.plugins.dynamicresources.allocation import NodeSelectorError
+from topospread.plugins.dynamicresources.allocator import AllocationError
 from topospread.plugins.registry import in_tree_registry
 from topospread.scheduler.api import (
     EventRecorder,
@@ -55,6 +64,13 @@ from topospread.scheduler.api import (
     truncate_message,
 )
 from topospread.scheduler.cache import OBJECT_FIELDS, SchedulerCache, decode_one
+from topospread.scheduler.claims import (
+    ClaimBindingError,
+    ReservedClaims,
+    bind_pod_claims,
+    reserve_claims,
+    unreserve_claims,
+)
 from topospread.scheduler.informer import Reflector, StreamingTransport, object_key
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
@@ -86,16 +102,32 @@ INFORMER_RESOURCES: Final = (
     STATEFUL_SETS,
     POD_DISRUPTION_BUDGETS,
     *STORAGE_RESOURCES,
+    RESOURCE_CLAIMS,
+    DEVICE_CLASSES,
+    RESOURCE_SLICES,
+    DEVICE_TAINT_RULES,
 )
-"""What the scheduler watches: the informers of kube-scheduler that topospread models."""
+"""What the scheduler watches: the informers of kube-scheduler that topospread models
+(DeviceTaintRules only to refuse the pods whose devices they may taint)."""
 
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 """The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""
 
 UNSUPPORTED_CLAIMS_MESSAGE: Final = (
-    "unsupported: topospread scheduler does not allocate resource claims "
-    "(DynamicResources Reserve/PreBind); leave this pod to kube-scheduler"
+    "unsupported: topospread cannot decide this pod's devices as kube-scheduler does; "
+    "leave this pod to kube-scheduler"
 )
+
+
+@dataclass(slots=True)
+class Reservation:
+    """What Reserve assumed for a pod on its way to a node (Unreserve undoes it)."""
+
+    volumes: AssumedVolumes | None = None
+    claims: ReservedClaims | None = None
+    claims_written: bool = False
+    """Whether PreBind began writing the claims (Unreserve then removes the reservation)."""
+
 
 PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher priority pod"
 
@@ -338,9 +370,14 @@ class Scheduler:
             if self.cache.pods.get(pod.key) is not None or pod.metadata.deletion_timestamp:
                 self.queue.done(pod.key)  # bound meanwhile, or being deleted
                 return
-            if pod.resource_claims:
-                self._refuse_claims(info, cycle)
-                return
+            objects = self.cache.cluster_objects()
+            if pod.resource_claims or objects.device_classes:
+                unsupported = dra_unsupported_reasons(pod, objects)
+                if unsupported:
+                    self._refuse_claims(info, cycle, unsupported)
+                    return
+                if pod.resource_claims and self._claims_not_ready(info, cycle, objects):
+                    return
             framework = self._framework_map()[profile]
             result = schedule_one(
                 framework, pod, self.search, skip_single_node_scoring=True, lean=True
@@ -350,16 +387,60 @@ class Scheduler:
                 node = self._rng.choice(result.tied_nodes)
             assumed = self.cache.assume_pod(pod, node) if node is not None else None
             volumes = None
+            claims = None
+            reserve_error = ""
             if assumed is not None and node is not None and pod.volumes:
                 volumes = self._reserve_volumes(pod, node)
+            if assumed is not None and node is not None and pod.resource_claims:
+                claims, reserve_error = self._reserve_claims(pod, node)
         if node is None or assumed is None:
             self._failure(info, result, cycle, start)
+            return
+        reservation = Reservation(volumes, claims)
+        if reserve_error:
+            self._binding_cycle_failed(info, assumed, reservation, cycle, start, reserve_error)
             return
         # assume(): a pod on its way to a node is no longer a nominated one.
         self.queue.nominate(pod, "")
         with self._binds_done:
             self._in_flight_binds += 1
-        self._binder.submit(self._bind, info, assumed, node, cycle, start, volumes)
+        self._binder.submit(self._bind, info, assumed, node, cycle, start, reservation)
+
+    def _claims_not_ready(self, info: QueuedPodInfo, cycle: int, objects: ClusterObjects) -> bool:
+        # DynamicResources' PreEnqueue: a pod whose claims are not all there (created from
+        # its templates, not being deleted, its own) waits without a scheduling attempt or
+        # an Event, until a claim or the pod's claim statuses change.
+        _, reason = resolve_claims(info.pod, objects)
+        if reason is None:
+            return False
+        log.debug("pre-enqueue", extra={"pod": info.key, "reason": reason})
+        info.unschedulable_plugins = frozenset({"DynamicResources"})
+        self.queue.add_unschedulable_if_not_present(info, cycle)
+        return True
+
+    def _reserve_claims(self, pod: Pod, node: str) -> tuple[ReservedClaims | None, str]:
+        # DynamicResources' Reserve: the claims' allocations assumed (under the lock).
+        node_object = self.cache.nodes.get(node)
+        if node_object is None:
+            return None, f'running Reserve plugin "DynamicResources": node {node} not found'
+        try:
+            claims = reserve_claims(self.cache.cluster_objects(), pod, node_object)
+        except (AllocationError, NodeSelectorError) as error:
+            return None, f'running Reserve plugin "DynamicResources": {error}'
+        self.cache.assume_objects(claims.assumed)
+        return claims, ""
+
+    def _unreserve_claims(self, pod: Pod, claims: ReservedClaims | None, written: bool) -> None:
+        if claims is None:
+            return
+        self.cache.restore_objects(claims.assumed, claims.originals)
+        if written:
+            unreserve_claims(self.transport, pod, claims)
+
+    def _unreserve(self, pod: Pod, reservation: Reservation) -> None:
+        """Unreserve, in the reverse order of Reserve."""
+        self._unreserve_claims(pod, reservation.claims, reservation.claims_written)
+        self._unreserve_volumes(reservation.volumes)
 
     def _reserve_volumes(self, pod: Pod, node: str) -> AssumedVolumes | None:
         # VolumeBinding's Reserve: assume the chosen volumes and claims (under the lock).
@@ -396,14 +477,14 @@ class Scheduler:
         node: str,
         cycle: int,
         start: float,
-        volumes: AssumedVolumes | None = None,
+        reservation: Reservation,
     ) -> None:
         try:
-            self._bind_once(info, assumed, node, cycle, start, volumes)
+            self._bind_once(info, assumed, node, cycle, start, reservation)
         except Exception:
             log.exception("bind failed", extra={"pod": info.key, "node": node})
             self.cache.forget_pod(assumed)
-            self._unreserve_volumes(volumes)
+            self._unreserve(info.pod, reservation)
             self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
         finally:
             with self._binds_done:
@@ -417,10 +498,11 @@ class Scheduler:
         node: str,
         cycle: int,
         start: float,
-        volumes: AssumedVolumes | None = None,
+        reservation: Reservation,
     ) -> None:
         pod = info.pod
         profile = pod.scheduler_name
+        volumes = reservation.volumes
         if volumes is not None and volumes.needs_binding:
             try:
                 with self.cache.lock:
@@ -434,7 +516,15 @@ class Scheduler:
                     stopped=self._stop.is_set,
                 )
             except VolumeBindingError as error:
-                self._binding_cycle_failed(info, assumed, volumes, cycle, start, str(error))
+                self._binding_cycle_failed(info, assumed, reservation, cycle, start, str(error))
+                return
+        if reservation.claims is not None:
+            # Marked first: a failure part-way may have reserved some claims already.
+            reservation.claims_written = True
+            try:
+                bind_pod_claims(self.transport, pod, reservation.claims)
+            except (ClaimBindingError, ClusterError) as error:
+                self._binding_cycle_failed(info, assumed, reservation, cycle, start, str(error))
                 return
         try:
             response = bind_pod(self.transport, pod, node)
@@ -466,7 +556,7 @@ class Scheduler:
             log.debug("bound", extra={"pod": pod.key, "node": node})
             return
         self.cache.forget_pod(assumed)
-        self._unreserve_volumes(volumes)
+        self._unreserve(pod, reservation)
         if status in (404, 409):
             # Deleted, or bound by another client, while in flight: the informer has (or
             # will have) the pod as it is; nothing to retry.
@@ -486,14 +576,10 @@ class Scheduler:
         self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
         self._report_failure(pod, info.raw, "SchedulerError", message, None)
 
-    def _refuse_claims(self, info: QueuedPodInfo, cycle: int) -> None:
-        # DynamicResources' Reserve/PreBind (writing the allocation into the claim's status)
-        # is not implemented: binding such a pod would leave its claims unallocated.
+    def _refuse_claims(self, info: QueuedPodInfo, cycle: int, reasons: Sequence[str]) -> None:
+        # A pod whose devices topospread cannot decide as upstream does is not scheduled.
         pod = info.pod
-        message = (
-            f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {pod.key} uses resource claims "
-            f"({', '.join(pod.resource_claims)})"
-        )
+        message = f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {pod.key}: {'; '.join(reasons)}"
         log.warning("unsupported", extra={"pod": pod.key, "reason": message})
         info.unschedulable_plugins = frozenset({"DynamicResources"})
         self.queue.add_unschedulable_if_not_present(info, cycle)
@@ -503,7 +589,7 @@ class Scheduler:
         self,
         info: QueuedPodInfo,
         assumed: Pod,
-        volumes: AssumedVolumes | None,
+        reservation: Reservation,
         cycle: int,
         start: float,
         message: str,
@@ -511,7 +597,7 @@ class Scheduler:
         """``handleBindingCycleError``: forget, unreserve, requeue with backoff, report."""
         pod = info.pod
         self.cache.forget_pod(assumed)
-        self._unreserve_volumes(volumes)
+        self._unreserve(pod, reservation)
         self.metrics.schedule_attempts.labels("error", pod.scheduler_name).inc()
         self.metrics.attempt_duration.labels("error", pod.scheduler_name).observe(
             time.perf_counter() - start

@@ -35,6 +35,16 @@ _RESOURCES = {
     "StorageClass": Resource(
         "storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False
     ),
+    "ResourceClaim": Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim"),
+    "ResourceClaimTemplate": Resource(
+        "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"
+    ),
+    "DeviceClass": Resource(
+        "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False
+    ),
+    "ResourceSlice": Resource(
+        "resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False
+    ),
     "ClusterRole": Resource(
         "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False
     ),
@@ -56,7 +66,15 @@ class Kube:
 
     def _send(self, method: str, path: str, body: Mapping[str, Any], content_type: str) -> Any:
         response = self.connection.transport.send(
-            Request(method, path, body=json.dumps(body).encode(), content_type=content_type)
+            # Compact, as kubectl sends it: the API server keeps opaque fields (a DRA
+            # config's parameters) byte for byte, and JSON clients can only update objects
+            # whose stored bytes are what a JSON encoder writes again.
+            Request(
+                method,
+                path,
+                body=json.dumps(body, separators=(",", ":")).encode(),
+                content_type=content_type,
+            )
         )
         raise_for_status(response, self.connection.server, verb=method.lower(), resource=path)
         return json.loads(response.data)

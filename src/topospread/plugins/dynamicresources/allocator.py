@@ -221,7 +221,7 @@ class _Request:
     parent: str | None = None
     device_class: DeviceClass | None = None
     num_devices: int = 0
-    all_devices: list[tuple[DeviceID, Device, _Pool]] = field(default_factory=list)
+    all_devices: list[tuple[DeviceID, Device, ResourceSlice]] = field(default_factory=list)
     selected_sub: int = 0
 
     @property
@@ -258,10 +258,39 @@ class Allocator:
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[list[str]] | None:
         """For each claim, the (qualified) request names of its devices; None when the
         claims do not fit on the node. Raises :class:`AllocationError`."""
+        attempt = self._attempt(node, claims)
+        return attempt.results if attempt.run() else None
+
+    def allocate_devices(
+        self, node: Node, claims: Sequence[ResourceClaim]
+    ) -> list[list[AllocatedDevice]] | None:
+        """For each claim, its devices in allocation order, each with the request that got
+        it and the slice it came from; None when the claims do not fit on the node."""
+        attempt = self._attempt(node, claims)
+        if not attempt.run():
+            return None
+        return [
+            [
+                AllocatedDevice(request, device_id, in_slice)
+                for request, (device_id, in_slice) in zip(names, devices, strict=True)
+            ]
+            for names, devices in zip(attempt.results, attempt.devices, strict=True)
+        ]
+
+    def _attempt(self, node: Node, claims: Sequence[ResourceClaim]) -> _Attempt:
         pools = _gather_pools(
             node, [*self.on_node.get(node.name, ()), *self.shared], self.all_slices
         )
-        return _Attempt(self, node, claims, pools).run()
+        return _Attempt(self, node, claims, pools)
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedDevice:
+    """One device of an allocation: the (qualified) request it serves and where it is."""
+
+    request: str
+    device_id: DeviceID
+    slice: ResourceSlice
 
 
 class _Attempt:
@@ -279,8 +308,9 @@ class _Attempt:
         self.matches: dict[tuple[DeviceID, _Key], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.results: list[list[str]] = [[] for _ in claims]
+        self.devices: list[list[tuple[DeviceID, ResourceSlice]]] = [[] for _ in claims]
 
-    def run(self) -> list[list[str]] | None:
+    def run(self) -> bool:
         for ci, claim in enumerate(self.claims):
             min_per_claim = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -326,8 +356,8 @@ class _Attempt:
         if not done:
             if any(p.invalid for p in self.pools):
                 raise AllocationError("invalid resource pools were encountered", on_node=True)
-            return None
-        return self.results
+            return False
+        return True
 
     def _validate(self, data: _Request, key: _Key) -> _Request:
         claim = self.claims[key[0]]
@@ -365,7 +395,7 @@ class _Attempt:
                     for device in s.devices:
                         device_id = (s.driver, s.pool_name, device.name)
                         if self._selectable(key, data, device_id, device):
-                            data.all_devices.append((device_id, device, pool))
+                            data.all_devices.append((device_id, device, s))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"{where}: unsupported count mode {mode}")
@@ -466,8 +496,8 @@ class _Attempt:
         if data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE - len(self.results[ci]):
             raise _MaxSizeExceeded
         if all_mode:
-            device_id, device, _ = data.all_devices[di]
-            undo = self._allocate_device(r, data, device_id, device, must=True)
+            device_id, device, in_slice = data.all_devices[di]
+            undo = self._allocate_device(r, data, device_id, device, in_slice, must=True)
             if undo is None:
                 return False
             try:
@@ -493,7 +523,7 @@ class _Attempt:
                         continue
                     if not self._selectable((ci, ri, si), data, device_id, device):
                         continue
-                    undo = self._allocate_device(r, data, device_id, device, must=False)
+                    undo = self._allocate_device(r, data, device_id, device, s, must=False)
                     if undo is None:
                         continue
                     try:
@@ -514,6 +544,7 @@ class _Attempt:
         data: _Request,
         device_id: DeviceID,
         device: Device,
+        in_slice: ResourceSlice,
         *,
         must: bool,
     ) -> Callable[[], None] | None:
@@ -537,9 +568,11 @@ class _Attempt:
             added.append(constraint)
         self.allocating.setdefault(device_id, set()).add(ci)
         self.results[ci].append(data.qualified_name)
+        self.devices[ci].append((device_id, in_slice))
 
         def undo() -> None:
             self.results[ci].pop()
+            self.devices[ci].pop()
             self.allocating[device_id].discard(ci)
             for c in reversed(added):
                 c.remove(base, sub)

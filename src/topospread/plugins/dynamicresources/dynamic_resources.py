@@ -64,7 +64,7 @@ from topospread.plugins.helper.normalize_score import default_normalize_score
 if TYPE_CHECKING:
     from topospread.plugins.dynamicresources.cel import Selector
 
-__all__ = ["NAME", "DynamicResources", "new"]
+__all__ = ["NAME", "DynamicResources", "new", "resolve_claims"]
 
 NAME: Final = names.DYNAMIC_RESOURCES
 _STATE_KEY: Final = "PreFilter" + NAME
@@ -120,6 +120,31 @@ def _is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
     return None
 
 
+def resolve_claims(pod: Pod, objects: ClusterObjects) -> tuple[list[ResourceClaim], str | None]:
+    """The pod's claims (``foreachPodResourceClaim``), or why they cannot be used yet: the
+    reason PreEnqueue and PreFilter give (claim not created yet, missing, being deleted,
+    not the pod's own)."""
+    claims: list[ResourceClaim] = []
+    for ref in pod.resource_claim_refs:
+        name, check_owner, error = _claim_name(pod, ref)
+        if error is not None:
+            return [], error
+        if name is None:
+            # A template entry that needed no claim.
+            continue
+        claim = objects.resource_claim(pod.namespace, name)
+        if claim is None:
+            return [], f'could not find ResourceClaim "{pod.namespace}/{name}"'
+        if claim.metadata.deletion_timestamp is not None:
+            return [], f'resourceclaim "{claim.metadata.name}" is being deleted'
+        if check_owner:
+            error = _is_for_pod(pod, claim)
+            if error is not None:
+                return [], error
+        claims.append(claim)
+    return claims, None
+
+
 def _unresolvable(reason: str) -> Status:
     # statusUnschedulable: every rejection of this plugin is UnschedulableAndUnresolvable.
     return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
@@ -144,26 +169,9 @@ class DynamicResources:
         s = _State()
         state.write(_STATE_KEY, s)
         objects = self._objects
-        claims: list[ResourceClaim] = []
-        for ref in pod.resource_claim_refs:
-            name, check_owner, error = _claim_name(pod, ref)
-            if error is not None:
-                return None, _unresolvable(error)
-            if name is None:
-                # A template entry that needed no claim.
-                continue
-            claim = objects.resource_claim(pod.namespace, name)
-            if claim is None:
-                return None, _unresolvable(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-            if claim.metadata.deletion_timestamp is not None:
-                return None, _unresolvable(
-                    f'resourceclaim "{claim.metadata.name}" is being deleted'
-                )
-            if check_owner:
-                error = _is_for_pod(pod, claim)
-                if error is not None:
-                    return None, _unresolvable(error)
-            claims.append(claim)
+        claims, error = resolve_claims(pod, objects)
+        if error is not None:
+            return None, _unresolvable(error)
         if not claims:
             return None, Status(Code.SKIP)
         to_allocate = 0
