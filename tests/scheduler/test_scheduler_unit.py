@@ -148,3 +148,65 @@ def test_no_nodes_is_unschedulable_not_an_error():
     assert condition["reason"] == "Unschedulable"
     assert condition["message"] == "no nodes available to schedule pods"
     assert scheduler.queue.where("default/p") == "unschedulable"
+
+
+def _dra_objects(admin_access: bool) -> list[tuple[object, dict]]:
+    from topospread.client.source import DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_SLICES
+    from topospread.testing.dra import GPU_CLASS, claim, device, request, slice_
+
+    gpu = request("gpu")
+    if admin_access:
+        gpu["exactly"]["adminAccess"] = True
+    return [
+        (DEVICE_CLASSES, GPU_CLASS),
+        (RESOURCE_SLICES, slice_("s0", [device("gpu-0")], node_name="n0")),
+        (RESOURCE_CLAIMS, claim("c", [gpu])),
+    ]
+
+
+def _claim_pod(name: str, **reference: str) -> dict:
+    item = api_pod(name)
+    item["spec"]["resourceClaims"] = [{"name": "gpu", **reference}]
+    return item
+
+
+def test_a_pod_whose_devices_topospread_cannot_decide_is_refused_with_an_event():
+    api = Api()
+    scheduler = make(api)
+    scheduler.on_add(NODES, api_node("n0", "z0"))
+    for resource, obj in _dra_objects(admin_access=True):
+        scheduler.on_add(resource, obj)  # type: ignore[arg-type]
+    scheduler.on_add(PODS, _claim_pod("p", resourceClaimName="c"))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    assert api.by_path("/binding") == []
+    (event,) = [json.loads(r.body) for r in api.by_path("/events")]
+    assert event["reason"] == "FailedScheduling"
+    assert event["note"].startswith(
+        "unsupported: topospread cannot decide this pod's devices as kube-scheduler does"
+    )
+    assert "admin access" in event["note"]
+    assert scheduler.queue.where("default/p") == "unschedulable"
+
+
+def test_a_pod_waits_silently_for_its_template_claim_then_is_scheduled_when_it_appears():
+    api = Api()
+    scheduler = make(api)
+    scheduler.on_add(NODES, api_node("n0", "z0"))
+    for resource, obj in _dra_objects(admin_access=False):
+        scheduler.on_add(resource, obj)  # type: ignore[arg-type]
+    waiting = _claim_pod("p", resourceClaimTemplateName="gpu-template")
+    scheduler.on_add(PODS, waiting)
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    assert scheduler.queue.where("default/p") == "unschedulable"
+    assert api.writes == []  # PreEnqueue: no attempt, no Event, no condition
+    # kube-controller-manager made claim "c" for it (owned by the pod) and says so.
+    from topospread.client.source import RESOURCE_CLAIMS
+    from topospread.testing.dra import claim, request
+
+    owned = claim("c2", [request("gpu")], owner=True, owner_name="p", owner_uid="uid-p")
+    scheduler.on_add(RESOURCE_CLAIMS, owned)
+    created = json.loads(json.dumps(waiting))
+    created["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "c2"}]}
+    scheduler.on_update(PODS, waiting, created)
+    assert scheduler.queue.where("default/p") in ("active", "backoff")
