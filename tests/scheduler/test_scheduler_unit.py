@@ -5,10 +5,17 @@ from __future__ import annotations
 import json
 import threading
 
-from topospread.client.source import NODES, PODS
+from topospread.client.source import (
+    DEVICE_CLASSES,
+    NODES,
+    PODS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+)
 from topospread.client.transport import FakeTransport, Request, Response
 from topospread.scheduler.options import options_from_document
 from topospread.scheduler.scheduler import Scheduler
+from topospread.testing.dra import GPU_CLASS, claim, device, request, slice_
 from topospread.testing.live import node, pod
 
 
@@ -151,9 +158,6 @@ def test_no_nodes_is_unschedulable_not_an_error():
 
 
 def _dra_objects(admin_access: bool) -> list[tuple[object, dict]]:
-    from topospread.client.source import DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_SLICES
-    from topospread.testing.dra import GPU_CLASS, claim, device, request, slice_
-
     gpu = request("gpu")
     if admin_access:
         gpu["exactly"]["adminAccess"] = True
@@ -200,10 +204,7 @@ def test_a_pod_waits_silently_for_its_template_claim_then_is_scheduled_when_it_a
     scheduler.schedule_one(scheduler.queue.pop(0))
     assert scheduler.queue.where("default/p") == "unschedulable"
     assert api.writes == []  # PreEnqueue: no attempt, no Event, no condition
-    # kube-controller-manager made claim "c" for it (owned by the pod) and says so.
-    from topospread.client.source import RESOURCE_CLAIMS
-    from topospread.testing.dra import claim, request
-
+    # kube-controller-manager made claim "c2" for it (owned by the pod) and says so.
     owned = claim("c2", [request("gpu")], owner=True, owner_name="p", owner_uid="uid-p")
     scheduler.on_add(RESOURCE_CLAIMS, owned)
     created = json.loads(json.dumps(waiting))
