@@ -31,6 +31,7 @@ __all__ = [
     "Response",
     "Transport",
     "raise_for_status",
+    "status_message",
 ]
 
 # Long enough for a page of 500 pods from a loaded API server, short enough that a dead one
@@ -244,6 +245,12 @@ def _status_message(data: bytes) -> tuple[str, str, Mapping[str, Any]]:
         str(status.get("reason") or ""),
         details if isinstance(details, dict) else {},
     )
+
+
+def status_message(response: Response) -> str:
+    """The API server's own words for a failed ``response`` (its Status ``message``), or
+    ``HTTP <code>`` when it gave none."""
+    return _status_message(response.data)[0] or f"HTTP {response.status}"
 
 
 def raise_for_status(

@@ -41,7 +41,7 @@ from typing import Any, Final
 import orjson
 
 from topospread.client.source import DEVICE_CLASSES, RESOURCE_CLAIMS
-from topospread.client.transport import Request, Response, Transport
+from topospread.client.transport import Request, Transport, status_message
 from topospread.framework.node_info import ClusterObjects
 from topospread.model.objects import Node, NodeSelector, NodeSelectorRequirement, Pod
 from topospread.model.resource import ResourceClaim
@@ -100,14 +100,6 @@ def _key(claim: ResourceClaim) -> str:
     return f"{claim.metadata.namespace}/{claim.metadata.name}"
 
 
-def _api_message(response: Response) -> str:
-    try:
-        message = str(orjson.loads(response.data).get("message") or "")
-    except (orjson.JSONDecodeError, AttributeError):
-        message = response.data[:200].decode(errors="replace")
-    return message or f"HTTP {response.status}"
-
-
 class _Conflict(Exception):
     """409: the claim changed since it was read; read it again and retry."""
 
@@ -116,7 +108,7 @@ def _get_claim(transport: Transport, claim: ResourceClaim, what: str) -> dict[st
     path = RESOURCE_CLAIMS.path(claim.metadata.namespace, claim.metadata.name)
     response = transport.send(Request("GET", path))
     if response.status != 200:
-        raise ClaimBindingError(f"{what}: {_api_message(response)}")
+        raise ClaimBindingError(f"{what}: {status_message(response)}")
     obj: dict[str, Any] = orjson.loads(response.data)
     return obj
 
@@ -135,9 +127,9 @@ def _patch(
         )
     )
     if response.status == 409:
-        raise _Conflict(f"{what}: {_api_message(response)}")
+        raise _Conflict(f"{what}: {status_message(response)}")
     if not 200 <= response.status < 300:
-        raise ClaimBindingError(f"{what}: {_api_message(response)}")
+        raise ClaimBindingError(f"{what}: {status_message(response)}")
     written: dict[str, Any] = orjson.loads(response.data)
     return written
 
@@ -256,7 +248,7 @@ def unreserve_claims(transport: Transport, pod: Pod, reserved: ReservedClaims) -
         if not 200 <= response.status < 300 and response.status != 404:
             log.warning(
                 "unreserve claim failed",
-                extra={"claim": _key(claim), "pod": pod.key, "detail": _api_message(response)},
+                extra={"claim": _key(claim), "pod": pod.key, "detail": status_message(response)},
             )
 
 

@@ -31,7 +31,7 @@ from typing import Any, Final
 import orjson
 
 from topospread.client.source import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Resource
-from topospread.client.transport import Request, Transport
+from topospread.client.transport import Request, Response, Transport, status_message
 from topospread.framework.node_info import ClusterObjects
 from topospread.model.objects import Node, ObjectMeta, Pod
 from topospread.model.storage import (
@@ -117,16 +117,12 @@ def _with_selected_node(claim: PersistentVolumeClaim, node: str) -> PersistentVo
 def _get(transport: Transport, resource: Resource, name: str, namespace: str | None) -> Any:
     response = transport.send(Request("GET", resource.path(namespace, name)))
     if response.status != 200:
-        raise VolumeBindingError(_api_error("get", resource, name, response.status, response.data))
+        raise VolumeBindingError(_api_error("get", resource, name, response))
     return orjson.loads(response.data)
 
 
-def _api_error(verb: str, resource: Resource, name: str, status: int, data: bytes) -> str:
-    try:
-        message = str(orjson.loads(data).get("message") or "")
-    except (orjson.JSONDecodeError, AttributeError):
-        message = data[:200].decode(errors="replace")
-    return f"{verb} {resource.plural} {name!r}: {message or f'HTTP {status}'}"
+def _api_error(verb: str, resource: Resource, name: str, response: Response) -> str:
+    return f"{verb} {resource.plural} {name!r}: {status_message(response)}"
 
 
 def _update(
@@ -150,9 +146,7 @@ def _update(
         )
     )
     if not 200 <= response.status < 300:
-        raise VolumeBindingError(
-            _api_error("update", resource, name, response.status, response.data)
-        )
+        raise VolumeBindingError(_api_error("update", resource, name, response))
 
 
 def _write_bindings(transport: Transport, assumed: AssumedVolumes) -> None:
