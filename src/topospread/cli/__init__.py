@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main"]
+__all__ = ["kubectl_main", "main"]
 
 
-def main() -> None:
+def main(prog_name: str = "topospread") -> None:
     """Entry point of the ``topospread`` console script."""
     try:
         import click  # noqa: F401
@@ -20,4 +20,11 @@ def main() -> None:
         raise SystemExit(2) from None
     from topospread.cli.lazy import lazy_cli
 
-    lazy_cli(prog_name="topospread")
+    lazy_cli(prog_name=prog_name)
+
+
+def kubectl_main() -> None:
+    """Entry point of ``kubectl-topospread``: kubectl runs it for ``kubectl topospread ...``
+    (its plugin mechanism: an executable named ``kubectl-NAME`` on PATH), so usage lines
+    name the command the user typed."""
+    main(prog_name="kubectl topospread")

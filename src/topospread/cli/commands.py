@@ -296,3 +296,7 @@ cli.add_command(scheduler_command)
 from topospread.cli.rebalance_command import rebalance_command  # noqa: E402
 
 cli.add_command(rebalance_command)
+
+from topospread.cli.webhook_command import webhook_command  # noqa: E402
+
+cli.add_command(webhook_command)

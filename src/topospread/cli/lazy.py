@@ -28,6 +28,8 @@ SUMMARIES: Final[dict[str, str]] = {
     "scheduler": "Schedule the pods of a live cluster as kube-scheduler v1.37.1 would.",
     "simulate": "Run a what-if SCENARIO (a file, or a bundled name; default: the story).",
     "snapshot": "Write what the scheduler reads from the cluster as one kind: List file.",
+    "webhook": "Serve a ValidatingAdmissionWebhook at /validate: lint's findings on Deployments, "
+    "StatefulSets, ReplicaSets, DaemonSets, Jobs, CronJobs and Pods as warnings or denials.",
 }
 """Each command's name and the first paragraph of its help, as ``--help`` lists them."""
 

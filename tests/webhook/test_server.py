@@ -1,0 +1,146 @@
+"""The HTTPS server: AdmissionReviews over TLS, the deadline, and failing open or closed."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from topospread.webhook import Policy, TLSFiles, Verdict, WebhookServer, decide
+
+from .conftest import GHOST_SELECTOR_TEXT, Certificates, deployment, review
+
+
+@pytest.fixture
+def serve(certificates: Certificates) -> Iterator:
+    started: list[WebhookServer] = []
+
+    def start(policy: Policy | None = None, **kwargs) -> str:
+        server = WebhookServer(
+            policy or Policy(),
+            TLSFiles(certificates.cert, certificates.key),
+            "127.0.0.1",
+            0,
+            **kwargs,
+        )
+        server.start_background()
+        started.append(server)
+        return f"https://127.0.0.1:{server.port}"
+
+    yield start
+    for server in started:
+        server.shutdown()
+
+
+def _post(certificates: Certificates, url: str, body: bytes) -> tuple[int, bytes]:
+    context = ssl.create_default_context(cafile=str(certificates.ca))
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def _review(certificates: Certificates, url: str, obj: dict) -> dict:
+    status, body = _post(certificates, url, json.dumps(review(obj)).encode())
+    assert status == 200
+    return json.loads(body)["response"]
+
+
+def test_a_ghost_selector_is_denied_over_tls(serve, certificates):
+    answer = _review(certificates, serve() + "/validate", deployment(ghost=True))
+
+    assert answer["allowed"] is False
+    assert GHOST_SELECTOR_TEXT in answer["status"]["message"]
+
+
+def test_a_valid_deployment_is_allowed_over_tls(serve, certificates):
+    answer = _review(certificates, serve() + "/validate?timeout=10s", deployment())
+
+    assert answer["allowed"] is True
+
+
+def test_a_review_past_the_deadline_is_allowed_with_a_warning(serve, certificates):
+    def slow(request, policy):
+        time.sleep(2)
+        return decide(request, policy)
+
+    url = serve(Policy(deadline_seconds=0.2), decide_review=slow) + "/validate"
+    started = time.perf_counter()
+    answer = _review(certificates, url, deployment(ghost=True))
+    took = time.perf_counter() - started
+
+    assert answer["allowed"] is True
+    assert answer["warnings"] == [
+        "topospread webhook: no decision within 0.2s; allowed without a spread review"
+    ]
+    assert took < 1.5
+
+
+def test_the_api_servers_own_timeout_bounds_the_deadline(serve, certificates):
+    # kube-apiserver appends its timeoutSeconds as ?timeout=1s; the answer leaves 0.5s early.
+    def slow(request, policy):
+        time.sleep(3)
+        return Verdict(allowed=False)
+
+    url = serve(Policy(deadline_seconds=10), decide_review=slow) + "/validate?timeout=1s"
+    answer = _review(certificates, url, deployment())
+
+    assert answer["warnings"] == [
+        "topospread webhook: no decision within 0.5s; allowed without a spread review"
+    ]
+
+
+def test_failing_closed_denies_when_the_review_fails(serve, certificates):
+    def broken(request, policy):
+        raise RuntimeError("boom")
+
+    url = serve(Policy(fail_closed=True), decide_review=broken) + "/validate"
+    answer = _review(certificates, url, deployment())
+
+    assert answer["allowed"] is False
+    assert answer["status"]["message"] == (
+        "topospread webhook: review failed: boom; denied (the webhook fails closed)"
+    )
+
+
+def test_a_body_that_is_no_admission_review_gets_400(serve, certificates):
+    status, body = _post(certificates, serve() + "/validate", b'{"kind": "Pod"}')
+
+    assert status == 400
+    assert b"expected apiVersion admission.k8s.io/v1" in body
+
+
+def test_other_paths_are_not_found_and_healthz_answers(serve, certificates):
+    base = serve()
+    context = ssl.create_default_context(cafile=str(certificates.ca))
+    with urllib.request.urlopen(base + "/healthz", context=context, timeout=5) as answer:
+        assert answer.read() == b"ok\n"
+    status, _ = _post(certificates, base + "/mutate", b"{}")
+    assert status == 404
+
+
+def test_concurrent_reviews_all_get_their_own_answer(serve, certificates):
+    url = serve(workers=2) + "/validate"
+    results: list[bool] = []
+
+    def one(ghost: bool) -> None:
+        allowed = _review(certificates, url, deployment(ghost=ghost))["allowed"]
+        results.append(allowed is not ghost)
+
+    threads = [threading.Thread(target=one, args=(i % 2 == 0,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert results == [True] * 8
