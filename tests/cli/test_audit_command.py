@@ -135,7 +135,8 @@ def test_bad_input_exits_2_with_one_line_per_problem(tmp_path: Path) -> None:
         "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
         "    spec:\n      topologySpreadConstraints:\n"
         "      - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,"
-        " labelSelector: {matchLabels: {app: web}}}\n",
+        " labelSelector: {matchLabels: {app: web}}}\n"
+        "      containers: [{name: web, image: nginx}]\n",
         encoding="utf-8",
     )
     code, _, err = run("audit", "--cluster", str(broken))

@@ -52,13 +52,14 @@ def test_helm_output_on_stdin_is_linted_document_by_document() -> None:
         "Deployment/default/release-shop-worker",
     ]
     found = {(f["rule"], f["object"], f["source"], f["line"]) for f in document["findings"]}
+    # Each line is the constraint's, where a code-scanning annotation belongs.
     assert found == {
-        ("missing-pod-template-hash", "Deployment/default/release-shop", "<stdin>", 30),
-        ("ghost-selector", "Deployment/default/release-shop-worker", "<stdin>", 66),
+        ("missing-pod-template-hash", "Deployment/default/release-shop", "<stdin>", 52),
+        ("ghost-selector", "Deployment/default/release-shop-worker", "<stdin>", 81),
     }
     lines = text.splitlines()
-    assert lines[29] == "apiVersion: apps/v1"
-    assert lines[65] == "apiVersion: apps/v1"
+    assert lines[51].strip() == "- maxSkew: 1"
+    assert lines[80].strip() == "- maxSkew: 1"
 
 
 def test_sarif_is_a_valid_2_1_0_log_with_rules_and_locations() -> None:
@@ -82,7 +83,7 @@ def test_sarif_is_a_valid_2_1_0_log_with_rules_and_locations() -> None:
     (location,) = result["locations"]
     physical = location["physicalLocation"]
     assert physical["artifactLocation"]["uri"] == str(LINT / "ghost-selector.yaml")
-    assert physical["region"]["startLine"] == 2
+    assert physical["region"]["startLine"] == 16  # the constraint, not the object
     assert location["logicalLocations"][0]["fullyQualifiedName"] == (
         "Deployment/shop/web:spec.template.spec.topologySpreadConstraints[0]"
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,12 +32,13 @@ from topospread.engine.audit import (
 from topospread.errors import InputError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io import load_cluster, load_configuration
-from topospread.io.manifests import load_audit_objects, load_lint_objects
+from topospread.io.manifests import load_audit_objects, read_lint_objects
 from topospread.model.workloads import ManifestObject
 
 __all__ = ["EXIT_FINDINGS", "audit_command", "lint_command", "report_audit"]
 
 EXIT_FINDINGS = 1
+EXIT_INPUT = 2
 _FAIL_ON = ("error", "warning", "info", "none")
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -262,20 +264,27 @@ def lint_command(
     they are applied; `-` reads standard input (Helm or kustomize output)."""
     disabled = _disabled(disable)
     sizes = parse_domains(domains) if domains else None
-    items, notes = load_lint_objects(files)
     cluster = None
+    notes: list[str] = []
     if cluster_files:
         cluster, cluster_notes = load_cluster(cluster_files)
         notes.extend(cluster_notes)
     configuration = load_configuration(config_file)
-    report = lint(items, configuration, domains=sizes, cluster=cluster, disabled=disabled)
-    for note in (*notes, *report.notes):
+    read = read_lint_objects(files)
+    report = lint(read.items, configuration, domains=sizes, cluster=cluster, disabled=disabled)
+    # An unreadable file is reported beside the others' findings, not instead of them.
+    report = replace(report, notes=(*read.notes, *notes, *report.notes), errors=tuple(read.errors))
+    for note in report.notes:
         click.echo(f"note: {note}", err=True)
+    for error in report.errors:
+        click.echo(error, err=True)
     if output == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     elif output == "sarif":
         click.echo(json.dumps(sarif(report), indent=2))
     else:
         render_lint(report, _console())
+    if report.errors:
+        raise SystemExit(EXIT_INPUT)
     if _fails(report.findings, fail_on):
         raise SystemExit(EXIT_FINDINGS)

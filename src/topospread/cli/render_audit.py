@@ -157,6 +157,10 @@ def render_lint(report: LintReport, console: Console) -> None:
             f"(kube-scheduler {KUBERNETES_VERSION})",
         )
     )
+    if report.errors:
+        console.print(
+            Text(f"{len(report.errors)} input problem(s), listed on stderr", style="bold red")
+        )
     _findings_table(report.findings, console, locations=True)
 
 
@@ -215,6 +219,15 @@ def sarif(report: LintReport) -> dict[str, object]:
                     }
                 },
                 "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": not report.errors,
+                        "toolExecutionNotifications": [
+                            {"level": "error", "message": {"text": error}}
+                            for error in report.errors
+                        ],
+                    }
+                ],
                 "properties": {"kubernetesVersion": KUBERNETES_VERSION},
             }
         ],

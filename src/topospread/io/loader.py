@@ -111,7 +111,16 @@ def parse_documents(data: bytes, source: str, *, skip_managed_fields: bool = Fal
     stripped = data.lstrip()
     with _no_gc():
         if stripped[:1] in (b"{", b"["):
-            documents = _json_documents(data, source)
+            try:
+                documents = _json_documents(data, source)
+            except DecodeError as json_error:
+                # YAMLOrJSONDecoder: input that looks like JSON but is not (YAML flow
+                # style: unquoted keys, trailing commas) is read as YAML; when both fail,
+                # the JSON decoder's error is the one reported.
+                try:
+                    return parse_yaml_documents(data, skip_managed_fields=skip_managed_fields)
+                except YamlSyntaxError:
+                    raise json_error from None
             if len(documents) == 1 and isinstance(documents[0], list):
                 return list(documents[0])
             return documents

@@ -12,26 +12,39 @@ is an :class:`~topospread.errors.InputError` naming the file; nothing here print
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
+
+import yaml
+from yaml import nodes as yaml_nodes
 
 from topospread.engine.audit import RULES, LintObject, ignored_in_text, validation_errors
 from topospread.errors import DecodeError, FieldError, InputError, ValidationError
-from topospread.io.loader import parse_documents
+from topospread.io.loader import _json_documents, parse_documents
 from topospread.io.reader import display_name, read_input
+from topospread.model.decode import validate_metadata
 from topospread.model.objects import (
+    KubeObject,
     Namespace,
     Node,
     PodDisruptionBudget,
     ReplicationController,
     Service,
 )
-from topospread.model.validation import validate_object
+from topospread.model.validation import required_containers, strict_field_errors, validate_object
 from topospread.model.workloads import ManifestObject, decode_manifests
 
-__all__ = ["Document", "load_audit_objects", "load_lint_objects", "read_documents"]
+__all__ = [
+    "GENERATED_SUFFIX",
+    "Document",
+    "LintInput",
+    "load_audit_objects",
+    "load_lint_objects",
+    "read_documents",
+    "read_lint_objects",
+]
 
 _SEPARATOR = re.compile(rb"^---(.*)$")
 SCENARIO_API_VERSION = "topospread.dev/v1alpha1"
@@ -47,6 +60,10 @@ class Document:
     """1-based line where the document's content starts."""
     text: str
     data: Any
+    offset: int = 0
+    """Lines of the input before ``text``."""
+    prefix: str = ""
+    """Where ``data`` sits in ``text``: ``[2]`` for an element of a top-level JSON array."""
 
 
 def _pieces(data: bytes, source: str) -> list[tuple[int, bytes]]:
@@ -86,8 +103,22 @@ def read_documents(path: str) -> list[Document]:
     data = read_input(path)
     source = display_name(path)
     if data.lstrip()[:1] in (b"{", b"["):
-        text = data.decode("utf-8", errors="replace")
-        return [Document(source, 1, text, doc) for doc in parse_documents(data, source)]
+        try:
+            values = _json_documents(data, source)
+        except DecodeError:
+            # Not JSON: YAML in flow style, read document by document below.
+            pass
+        else:
+            text = data.decode("utf-8", errors="replace")
+            if len(values) == 1 and isinstance(values[0], list):
+                return [
+                    Document(source, 1, text, doc, prefix=f"[{n}]")
+                    for n, doc in enumerate(values[0])
+                ]
+            if len(values) > 1:
+                # Concatenated JSON values: their lines are not tracked.
+                return [Document(source, 1, "", doc) for doc in values]
+            return [Document(source, 1, text, doc) for doc in values]
     documents: list[Document] = []
     for start, piece in _pieces(data, source):
         text = piece.decode("utf-8", errors="replace")
@@ -98,11 +129,13 @@ def read_documents(path: str) -> list[Document]:
             # The parser counts lines from the document's start; name the file's line.
             message = _LINE.sub(partial(_shifted, start - 1), exc.message, 1)
             raise DecodeError(source, message=message) from None
-        documents.extend(Document(source, line, text, doc) for doc in parsed if doc is not None)
+        documents.extend(
+            Document(source, line, text, doc, start - 1) for doc in parsed if doc is not None
+        )
     return documents
 
 
-def _scenario_objects(data: Any) -> list[Any] | None:
+def _scenario_objects(data: Any) -> list[tuple[str, Any]] | None:
     # A topospread Scenario (simulate): lint the objects it applies inline, from
     # cluster.objects and every step's apply.objects (file references are not followed).
     if not (
@@ -111,77 +144,240 @@ def _scenario_objects(data: Any) -> list[Any] | None:
         and data.get("kind") == "Scenario"
     ):
         return None
-    found: list[Any] = []
+    found: list[tuple[str, Any]] = []
     cluster = data.get("cluster")
     if isinstance(cluster, dict) and isinstance(cluster.get("objects"), list):
-        found.extend(cluster["objects"])
+        found.extend((f"cluster.objects[{n}]", o) for n, o in enumerate(cluster["objects"]))
     steps = data.get("steps")
-    for step in steps if isinstance(steps, list) else ():
+    for s, step in enumerate(steps if isinstance(steps, list) else ()):
         apply = step.get("apply") if isinstance(step, dict) else None
         if isinstance(apply, dict) and isinstance(apply.get("objects"), list):
-            found.extend(apply["objects"])
+            found.extend(
+                (f"steps[{s}].apply.objects[{n}]", o) for n, o in enumerate(apply["objects"])
+            )
     return found
 
 
-def _decode(document: Document) -> tuple[list[ManifestObject], list[str]]:
-    inline = _scenario_objects(document.data)
-    decoded = decode_manifests(inline if inline is not None else [document.data], document.source)
-    return [obj for _, obj in decoded.objects], list(decoded.skipped)
+def _expand_lists(where: str, data: Any) -> list[tuple[str, Any]]:
+    # ``List`` and every ``*List`` kind: their items, each at its path in the document.
+    if isinstance(data, dict):
+        kind = data.get("kind")
+        items = data.get("items")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+            return [
+                found
+                for n, item in enumerate(items)
+                for found in _expand_lists(f"{where}items[{n}].", item)
+            ]
+    return [(where.removesuffix("."), data)]
 
 
-def load_lint_objects(paths: Sequence[str]) -> tuple[list[LintObject], list[str]]:
-    """Manifests to lint, each with its file, line and ignore comments; also notes."""
+def _raw_objects(data: Any) -> list[tuple[str, Any]]:
+    """The objects of one document with their paths in it (``items[2]``, ``""``)."""
+    inline = _scenario_objects(data)
+    if inline is None:
+        return _expand_lists("", data)
+    return [found for where, obj in inline for found in _expand_lists(f"{where}.", obj)]
+
+
+_PATH_TOKEN = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+
+
+class _Locator:
+    """Lines of field paths in one document's text (for findings' ``line``).
+
+    The text is composed into YAML nodes (which carry their marks) on first use only:
+    most objects have no finding.
+    """
+
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self._root: yaml_nodes.Node | None = None
+        self._composed = False
+
+    def _compose(self) -> yaml_nodes.Node | None:
+        if not self._composed:
+            self._composed = True
+            try:
+                self._root = yaml.compose(self.document.text, Loader=yaml.CSafeLoader)
+            except yaml.YAMLError:
+                self._root = None
+        return self._root
+
+    def line(self, path: str) -> int | None:
+        """1-based line in the input of the deepest node of ``path`` present (``a.b[0].c``);
+        None when not even the first step of the path is found."""
+        node = self._compose() if self.document.text else None
+        found: int | None = None
+        for key, index in _PATH_TOKEN.findall(f"{self.document.prefix}{path}"):
+            token = key or index
+            child: yaml_nodes.Node | None = None
+            if isinstance(node, yaml_nodes.MappingNode):
+                for k, v in node.value:
+                    if isinstance(k, yaml_nodes.ScalarNode) and k.value == token:
+                        child, found = v, k.start_mark.line
+                        break
+            elif (
+                isinstance(node, yaml_nodes.SequenceNode)
+                and token.isdigit()
+                and int(token) < len(node.value)
+            ):
+                child = node.value[int(token)]
+                found = child.start_mark.line
+            if child is None:
+                break
+            node = child
+        return None if found is None else found + 1 + self.document.offset
+
+
+@dataclass(frozen=True, slots=True)
+class LintInput:
+    """What ``lint`` reads: the objects, notes, and every input problem (one line each)."""
+
+    items: list[LintObject]
+    notes: list[str]
+    errors: list[str]
+    """``FILE[:LINE]: problem`` for each unreadable file or object; the rest is linted."""
+
+
+def _spread_paths(value: Any, path: str = "", depth: int = 0) -> list[str]:
+    # Where a custom resource carries topologySpreadConstraints (its operator copies them
+    # into the pods it creates), so that a skipped object is not silently unchecked.
+    found: list[str] = []
+    if depth > 12:
+        return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if key == "topologySpreadConstraints" and isinstance(item, list) and item:
+                found.append(here)
+            else:
+                found.extend(_spread_paths(item, here, depth + 1))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            found.extend(_spread_paths(item, f"{path}[{n}]", depth + 1))
+    return found
+
+
+def _generated_name(obj: ManifestObject, raw: Mapping[str, Any]) -> ManifestObject:
+    # An object with only metadata.generateName (kubectl create) is named after it in
+    # findings: the API server appends five random characters when it creates it.
+    meta = raw.get("metadata")
+    generate = meta.get("generateName") if isinstance(meta, dict) else None
+    if obj.metadata.name or not isinstance(generate, str) or not generate:
+        return obj
+    return replace(obj, metadata=replace(obj.metadata, name=f"{generate}{GENERATED_SUFFIX}"))
+
+
+GENERATED_SUFFIX = "(generateName)"
+"""Appended to ``metadata.generateName`` to name an object that has no name yet."""
+
+
+def _strict_problems(raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(field path, message) of what the API server refuses before or beside the rules
+    topospread validates: strict decoding's unknown fields (the object is refused before
+    validation runs), else missing containers."""
+    unknown = strict_field_errors(raw)
+    if unknown:
+        return tuple((e.field, str(e)) for e in unknown)
+    return tuple((e.field, str(e)) for e in required_containers(raw))
+
+
+def read_lint_objects(paths: Sequence[str]) -> LintInput:
+    """Manifests to lint, each with its file, line, field-path lines and ignore comments;
+    notes on skipped objects; and one line per unreadable file or object, which does not
+    keep the other files and objects from being linted."""
     known = tuple(RULES)
-    items: list[LintObject] = []
-    notes: list[str] = []
-    errors: list[InputError] = []
+    result = LintInput([], [], [])
     for path in paths:
         try:
             documents = read_documents(path)
         except InputError as exc:
-            errors.append(exc)
+            result.errors.extend(exc.lines())
             continue
         for document in documents:
-            try:
-                objects, skipped = _decode(document)
-            except InputError as exc:
-                errors.append(
-                    DecodeError(
-                        f"{document.source}:{document.line}",
-                        exc.errors,
-                        message=None if exc.errors else exc.message,
-                    )
-                )
-                continue
+            locator = _Locator(document)
             ignored = ignored_in_text(document.text, known)
-            items.extend(
-                LintObject(obj, document.source, document.line, ignored) for obj in objects
-            )
-            notes.extend(f"{document.source}:{document.line}: skipped {s}" for s in skipped)
-    if errors:
-        raise InputError("", [line for exc in errors for line in exc.lines()])
-    return items, notes
+            for where, raw in _raw_objects(document.data):
+                line = (locator.line(where) if where else None) or document.line
+                place = f"{document.source}:{line}"
+                try:
+                    decoded = decode_manifests([raw], "")
+                except InputError as exc:
+                    result.errors.extend(f"{place}: {e}" for e in (exc.errors or (exc.message,)))
+                    continue
+                for _, obj in decoded.objects:
+                    assert isinstance(raw, dict)
+                    prefix = f"{where}." if where else ""
+                    result.items.append(
+                        LintObject(
+                            _generated_name(obj, raw),
+                            document.source,
+                            line,
+                            ignored,
+                            partial(_prefixed_line, locator, prefix),
+                            _strict_problems(raw),
+                        )
+                    )
+                for skipped in decoded.skipped:
+                    spread = _spread_paths(raw) if isinstance(raw, dict) else []
+                    why = (
+                        f": a kind lint does not read, though it carries "
+                        f"topologySpreadConstraints at {', '.join(spread[:3])} that its "
+                        "controller passes to the pods it creates; those are not checked"
+                        if spread
+                        else ""
+                    )
+                    result.notes.append(f"{place}: skipped {skipped}{why}")
+    return result
+
+
+def _prefixed_line(locator: _Locator, prefix: str, path: str) -> int | None:
+    return locator.line(prefix + path)
+
+
+def load_lint_objects(paths: Sequence[str]) -> tuple[list[LintObject], list[str]]:
+    """Manifests to lint, each with its file, line and ignore comments; also notes.
+
+    Raises :class:`InputError` with every problem when any file or object is unreadable
+    (:func:`read_lint_objects` reports them beside the objects instead).
+    """
+    read = read_lint_objects(paths)
+    if read.errors:
+        raise InputError("", read.errors)
+    return read.items, read.notes
 
 
 def _problems(obj: ManifestObject) -> list[FieldError]:
+    # Names as every command validates them (ValidateObjectMeta with the kind's name rule,
+    # a DNS subdomain for all but Namespaces and Services); it reads only the metadata,
+    # which DaemonSets, Jobs and CronJobs have as the other kinds do.
+    problems = validate_metadata(cast("KubeObject", obj))
     if isinstance(obj, Node | Service | ReplicationController | Namespace | PodDisruptionBudget):
-        return validate_object(obj)
-    return validation_errors(obj)
+        return problems + validate_object(obj)
+    return problems + validation_errors(obj)
 
 
 def load_audit_objects(paths: Iterable[str]) -> tuple[list[ManifestObject], list[str]]:
-    """Objects of cluster captures for ``audit --cluster`` (``-``: standard input),
-    validated as the API server stored them; also notes on skipped kinds."""
+    """Objects of cluster captures for ``audit --cluster`` and ``rebalance`` (``-``:
+    standard input), validated as the API server stored them — names and namespaces as
+    ``explain`` validates them — and, for objects never admitted (no ``metadata.uid``),
+    as it admits them (strict fields, containers); also notes on skipped kinds."""
     objects: list[ManifestObject] = []
     notes: list[str] = []
     for path in paths:
-        decoded = decode_manifests([d.data for d in read_documents(path)], display_name(path))
+        raws = [raw for d in read_documents(path) for _, raw in _expand_lists("", d.data)]
+        decoded = decode_manifests(raws, display_name(path))
         problems: list[FieldError | str] = []
-        for _, obj in decoded.objects:
+        for index, obj in decoded.objects:
             meta = obj.metadata
             label = (
                 f"{type(obj).__name__} {meta.namespace + '/' if meta.namespace else ''}{meta.name}"
             )
+            raw = raws[index]
+            admitted = bool(meta.uid)
+            strict = () if admitted or not isinstance(raw, dict) else _strict_problems(raw)
+            problems.extend(f"{label}: {message}" for _, message in strict)
             problems.extend(f"{label}: {e}" for e in _problems(obj))
             objects.append(obj)
         if problems:

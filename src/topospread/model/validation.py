@@ -28,10 +28,12 @@ Pods are validated as on *create* with the default feature gates of v1.37.1:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
-from topospread.errors import ErrorType, FieldError
+from topospread.errors import ErrorType, FieldError, go_quote
+from topospread.model import fieldschema
 from topospread.model.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -1447,3 +1449,84 @@ def validate_pod_disruption_budget(pdb: PodDisruptionBudget) -> list[FieldError]
         errs.extend(validate_positive_int_or_percent(pdb.max_unavailable, "spec.maxUnavailable"))
     errs.extend(validate_label_selector(pdb.selector, "spec.selector"))
     return errs
+
+
+# -- strict field validation and required containers (manifests) ---------------------------
+
+_POD_SPEC_PATHS: Final[Mapping[str, str]] = {
+    "v1/Pod": "spec",
+    "v1/PodTemplate": "template.spec",
+    "v1/ReplicationController": "spec.template.spec",
+    "apps/v1/Deployment": "spec.template.spec",
+    "apps/v1/ReplicaSet": "spec.template.spec",
+    "apps/v1/StatefulSet": "spec.template.spec",
+    "apps/v1/DaemonSet": "spec.template.spec",
+    "batch/v1/Job": "spec.template.spec",
+    "batch/v1/CronJob": "spec.jobTemplate.spec.template.spec",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StrictError:
+    """A field the API server's strict decoding refuses (``fieldValidation=Strict``, kubectl's
+    default), worded as ``strict decoding error: unknown field "spec.x"``."""
+
+    field: str
+    problem: str
+    """``unknown field`` or ``duplicate field``."""
+
+    def __str__(self) -> str:
+        return f"strict decoding error: {self.problem} {go_quote(self.field)}"
+
+
+def _unknown(value: Any, type_name: str, path: str, types: Mapping[str, Any]) -> Iterator[str]:
+    fields = types.get(type_name)
+    if fields is None or not isinstance(value, dict):
+        return
+    for name, item in value.items():
+        here = _child(path, name)
+        spec = fields.get(name)
+        if spec is None:
+            yield here
+        elif not spec:
+            continue
+        elif spec[0] == "[":
+            if isinstance(item, list):
+                for index, element in enumerate(item):
+                    yield from _unknown(element, spec[1:], _index(here, index), types)
+        elif spec[0] == "{":
+            if isinstance(item, dict):
+                for key, element in item.items():
+                    yield from _unknown(element, spec[1:], _child(here, key), types)
+        else:
+            yield from _unknown(item, spec, here, types)
+
+
+def strict_field_errors(doc: Mapping[str, Any]) -> list[StrictError]:
+    """The fields of one object (a parsed document) that strict decoding refuses.
+
+    ``kubectl apply``/``create`` validate strictly by default: the API server decodes
+    the body case-sensitively into the Go types and refuses a field they lack
+    (``NodeAffinityPolicy`` for ``nodeAffinityPolicy``) rather than dropping it. Kinds
+    not in the schema (custom resources) are not checked.
+    """
+    type_name = fieldschema.KINDS.get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    if type_name is None:
+        return []
+    return [
+        StrictError(p, "unknown field") for p in _unknown(doc, type_name, "", fieldschema.TYPES)
+    ]
+
+
+def required_containers(doc: Mapping[str, Any]) -> list[FieldError]:
+    """``spec.containers: Required value`` (at the kind's pod spec path) for an object
+    whose pod spec has no containers, as ``validateContainers`` refuses it on create."""
+    path = _POD_SPEC_PATHS.get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    if path is None:
+        return []
+    spec: Any = doc
+    for part in path.split("."):
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    if isinstance(spec, dict) and spec.get("containers"):
+        return []
+    return [FieldError.required(_child(path, "containers"))]

@@ -10,7 +10,7 @@ message of :func:`topospread.engine.explain.explain`. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from topospread.engine.audit.checks import (
@@ -490,6 +490,13 @@ class LintObject:
     """1-based line of the object's document in ``source``."""
     ignored: frozenset[str] = frozenset()
     """Rules silenced by ``# topospread:ignore RULE`` comments in its document."""
+    locate: Callable[[str], int | None] | None = None
+    """The line of a field path of the object in ``source`` (None: unknown), so that a
+    finding points at the constraint it is about rather than the object's first line."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """(field path, message) of problems the API server reports besides those
+    :func:`validation_errors` finds: strict decoding's unknown fields, which refuse the
+    object before validation runs, or missing containers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,15 +507,18 @@ class LintReport:
     checked: tuple[str, ...]
     """``Kind/namespace/name`` of every object checked."""
     notes: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    """``FILE[:LINE]: problem`` of each input that could not be read (the rest was linted)."""
 
     def to_json(self) -> dict[str, object]:
-        """``{"findings", "checked", "summary", "notes"}``."""
+        """``{"findings", "checked", "summary", "notes", "errors"}``."""
         return {
             "kubernetesVersion": _kubernetes_version(),
             "findings": [f.to_json() for f in self.findings],
             "checked": list(self.checked),
             "summary": _summary(self.findings),
             "notes": list(self.notes),
+            "errors": list(self.errors),
         }
 
 
@@ -533,6 +543,22 @@ def validation_errors(obj: ManifestObject) -> list[FieldError]:
     if isinstance(obj, Pod):
         return validate_pod(obj, create=not obj.metadata.uid)
     return []
+
+
+def _line(item: LintObject, path: str) -> int | None:
+    found = item.locate(path) if item.locate is not None and path else None
+    return found if found is not None else item.line
+
+
+def _with_required(
+    errors: list[tuple[str, str]], refused: Sequence[tuple[str, str]], pod_spec: str
+) -> list[tuple[str, str]]:
+    # validateContainers runs first in ValidatePodSpec: a missing containers list is
+    # reported before the template's scheduling fields.
+    if not refused:
+        return errors
+    at = next((n for n, (path, _) in enumerate(errors) if path.startswith(pod_spec)), len(errors))
+    return [*errors[:at], *refused, *errors[at:]]
 
 
 def lint(
@@ -567,17 +593,20 @@ def lint(
             continue
         checked.append(w.ref)
         ignored = item.ignored | annotation_ignores(w.metadata.annotations)
-        errors = validation_errors(obj)
+        strict = [(path, message) for path, message in item.refused if "strict decoding" in message]
+        errors = strict or _with_required(
+            [(e.field, str(e)) for e in validation_errors(obj)], item.refused, w.pod_spec_path
+        )
         found = [
             Finding(
                 "api-validation",
                 Severity.ERROR,
                 w.ref,
-                e.field,
-                str(e),
+                path,
+                message,
                 "change the field as the message says: the API server rejects the object",
             )
-            for e in errors
+            for path, message in errors
         ]
         if not errors:
             found.extend(
@@ -593,9 +622,7 @@ def lint(
                 )[1]
             )
         findings.extend(
-            Finding(
-                f.rule, f.severity, f.ref, f.field_path, f.message, f.fix, item.source, item.line
-            )
+            replace(f, source=item.source, line=_line(item, f.field_path))
             for f in found
             if _keep(f, ignored, disabled)
         )
