@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
+from topospread.cli.live import UNSERVED_RULE
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_audit import render_audit, render_lint, sarif, write_audit_html
 from topospread.engine.audit import (
@@ -28,6 +29,7 @@ from topospread.engine.audit import (
     parse_domains,
     parse_label_selector,
     parse_workload_name,
+    rank_findings,
 )
 from topospread.errors import InputError
 from topospread.framework.config.types import SchedulerConfiguration
@@ -58,11 +60,13 @@ def _reports_errors(command: F) -> F:
 
 def _disabled(values: Sequence[str]) -> frozenset[str]:
     rules = frozenset(r.strip() for v in values for r in v.split(",") if r.strip())
-    unknown = sorted(rules - set(RULES))
+    # The engine's catalogue, and the live audit's own rule (cli.live).
+    known = (*RULES, UNSERVED_RULE)
+    unknown = sorted(rules - set(known))
     if unknown:
         raise InputError(
             "--disable",
-            message=f"unknown rule(s) {', '.join(unknown)} (rules: {', '.join(RULES)})",
+            message=f"unknown rule(s) {', '.join(unknown)} (rules: {', '.join(known)})",
         )
     return rules
 
@@ -178,11 +182,24 @@ def audit_command(
         from topospread.cli.live import audit_objects_from_cluster
 
         objects, notes, context_namespace = audit_objects_from_cluster(kubeconfig, context)
+        if config_file is None:
+            # The profiles the cluster's schedulers publish (deploy/scheduler/config.yaml).
+            from topospread.cli.live import live_configuration
+
+            configuration, config_notes = live_configuration(None, kubeconfig, context)
+            notes = [*notes, *config_notes]
         if not namespaces and not all_namespaces:
             # kubectl's default scope: the context's namespace; -A for all of them.
             scope = Scope(frozenset({context_namespace}), scope.selector, scope.kind, scope.name)
     else:
         objects, notes = load_audit_objects(str(p) for p in cluster_files)
+    unserved: list[Finding] = []
+    if live:
+        # Pending pods that no scheduler profile known to the live read serves.
+        from topospread.cli.live import unserved_pending_findings
+
+        if UNSERVED_RULE not in disabled:
+            unserved = unserved_pending_findings(objects, configuration, scope)
     report_audit(
         objects,
         notes,
@@ -193,6 +210,7 @@ def audit_command(
         html_path,
         fail_on,
         workload=workload,
+        extra_findings=unserved,
     )
 
 
@@ -207,10 +225,14 @@ def report_audit(
     fail_on: str,
     *,
     workload: str | None = None,
+    extra_findings: Sequence[Finding] = (),
 ) -> None:
     """Audit decoded objects (from files, or a live cluster) and print, write and exit as
-    ``audit`` does: the part of the command that does not depend on where objects came from."""
+    ``audit`` does: the part of the command that does not depend on where objects came from.
+    ``extra_findings`` (the live read's own rules) join the report's."""
     report = audit(objects, configuration, scope, disabled=disabled)
+    if extra_findings:
+        report = replace(report, findings=tuple(rank_findings([*report.findings, *extra_findings])))
     for note in (*notes, *report.notes):
         click.echo(f"note: {note}", err=True)
     if workload and not report.workloads:

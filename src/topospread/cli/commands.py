@@ -18,6 +18,7 @@ from topospread.cli.live import (
     explain_live_pod,
     kube_options,
     kubeconfig_options,
+    live_configuration,
     scenario_from_cluster,
     settle_loaded_objects,
     snapshot_command,
@@ -131,11 +132,12 @@ def explain_command(
             raise click.UsageError(
                 "a pod of a live cluster cannot be combined with --cluster, --pod or --example"
             )
-        configuration = load_configuration(config_file)
+        # Without --config: the profiles the cluster's schedulers publish (issue 22 item 12).
+        configuration, config_notes = live_configuration(config_file, kubeconfig, context)
         result, notes = explain_live_pod(
             target, namespace, kubeconfig, context, configuration, tie_break, seed
         )
-        _print_explanation(result, notes, output)
+        _print_explanation(result, [*config_notes, *notes], output)
         return
     if kubeconfig is not None or context is not None or namespace is not None:
         raise click.UsageError(

@@ -7,7 +7,7 @@ these actually talks to a server, so ``--help`` stays fast.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,20 +17,26 @@ from topospread.errors import InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 
 if TYPE_CHECKING:
+    from topospread.engine.audit import Finding, Scope
     from topospread.engine.explain import Explanation
     from topospread.engine.sim.scenario import Scenario
     from topospread.model.workloads import ManifestObject
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+UNSERVED_RULE = "unserved-scheduler-name"
+"""The rule id of :func:`unserved_pending_findings` (a live-audit rule of this edge)."""
+
 __all__ = [
     "audit_objects_from_cluster",
     "explain_live_pod",
     "kube_options",
     "kubeconfig_options",
+    "live_configuration",
     "scenario_from_cluster",
     "settle_loaded_objects",
     "snapshot_command",
+    "unserved_pending_findings",
 ]
 
 
@@ -77,6 +83,67 @@ def kube_options(command: F) -> F:
         help="Namespace of the pod (default: the context's namespace).",
     )(command)
     return kubeconfig_options(command)
+
+
+def live_configuration(
+    config_file: Path | None, kubeconfig: Path | None, context: str | None
+) -> tuple[SchedulerConfiguration, list[str]]:
+    """The scheduler profiles for a live command: ``--config`` when given; otherwise those
+    the cluster publishes (ConfigMaps labelled ``topospread.dev/scheduler-config=true``,
+    see :mod:`topospread.client.schedulers`) beside upstream's default profile. The notes
+    name where each profile came from."""
+    from topospread.io import load_configuration
+
+    if config_file is not None:
+        return load_configuration(config_file), []
+    from topospread.client.config import connect
+    from topospread.client.schedulers import discover_schedulers
+
+    connection = connect(kubeconfig, context)
+    try:
+        found = discover_schedulers(connection.transport)
+    finally:
+        connection.close()
+    notes = [
+        f"scheduler profiles from {source}: {', '.join(names)}" for source, names in found.sources
+    ]
+    return found.configuration, [*notes, *found.notes]
+
+
+def unserved_pending_findings(
+    objects: Sequence[ManifestObject], configuration: SchedulerConfiguration, scope: Scope
+) -> list[Finding]:
+    """An error per workload in ``scope`` with Pending pods whose ``schedulerName`` no
+    profile of ``configuration`` serves: no scheduler that topospread knows of will ever
+    place them (kube-scheduler ignores pods of other names), so they stay Pending."""
+    from topospread.engine.audit import Finding, Severity
+    from topospread.engine.audit.workloads import group_workloads
+
+    served = {p.scheduler_name for p in configuration.profiles}
+    known = ", ".join(f'"{name}"' for name in sorted(served))
+    workloads, _ = group_workloads(objects)
+    findings: list[Finding] = []
+    for w in workloads:
+        if w.excluded or not scope.includes(w):
+            continue
+        unserved = [p for p in w.pending if p.scheduler_name not in served]
+        if not unserved:
+            continue
+        name = unserved[0].scheduler_name
+        findings.append(
+            Finding(
+                UNSERVED_RULE,
+                Severity.ERROR,
+                w.ref,
+                f"{w.pod_spec_path}.schedulerName",
+                f'{len(unserved)} pod(s) Pending with schedulerName "{name}", which no known '
+                f"scheduler profile serves ({known}): no scheduler will place them",
+                f'run a scheduler with a profile "{name}" and publish its configuration in a '
+                f"ConfigMap labelled topospread.dev/scheduler-config=true (or pass its "
+                f"--config), or set schedulerName to a served profile",
+            )
+        )
+    return findings
 
 
 def explain_live_pod(

@@ -379,6 +379,12 @@ def rebalance_command(
         name=name,
     )
     configuration = load_configuration(config_file)
+    configuration_notes: list[str] = []
+    if live and config_file is None:
+        # The profiles the cluster's schedulers publish (deploy/scheduler/config.yaml).
+        from topospread.cli.live import live_configuration
+
+        configuration, configuration_notes = live_configuration(None, kubeconfig, context)
     options = RebalanceOptions(
         include_soft,
         allow_local_storage,
@@ -411,6 +417,7 @@ def rebalance_command(
         return
     if live:
         objects, notes, local, context_namespace = _read_live(kubeconfig, context)
+        notes = [*configuration_notes, *notes]
         scope = scoped(context_namespace)
     else:
         objects, notes, local = _load_files(cluster_files)
