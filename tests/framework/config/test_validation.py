@@ -245,3 +245,50 @@ profiles:
 def test_other_plugin_args_rules(name, args, expected):
     text = f"profiles:\n- pluginConfig:\n  - name: {name}\n    args: {args}\n"
     assert errors_of(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "extenders:\n- {urlPrefix: 'http://x', prioritizeVerb: prioritize, weight: -1}\n",
+            ["extenders[0].weight: Invalid value: -1: must have a positive weight applied to it"],
+        ),
+        (
+            "extenders:\n- {urlPrefix: 'http://x', prioritizeVerb: prioritize}\n",
+            ["extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"],
+        ),
+        (
+            "extenders:\n- {urlPrefix: 'http://a', bindVerb: bind}\n"
+            "- {urlPrefix: 'http://b', bindVerb: bind}\n",
+            [
+                'extenders: Invalid value: "found 2 extenders implementing bind": '
+                "only one extender can implement bind"
+            ],
+        ),
+    ],
+)
+def test_a_negative_extender_weight_is_refused_as_kube_scheduler_refuses_it(text, expected):
+    assert errors_of(text) == expected
+
+
+def test_an_extender_that_does_not_prioritize_needs_no_weight():
+    config = decode_configuration(
+        yaml.safe_load(HEADER + "extenders:\n- {urlPrefix: 'http://x', filterVerb: filter}\n"),
+        "c.yaml",
+    )
+    assert config.extenders[0].weight == 0
+
+
+def test_a_negative_plugin_score_weight_is_kept_as_kube_scheduler_keeps_it():
+    # validateKubeSchedulerProfile checks no plugin weight; the framework's
+    # getValidScoreWeights turns only 0 into 1 and runs a negative weight as written.
+    config = decode_configuration(
+        yaml.safe_load(
+            HEADER + "profiles:\n- plugins:\n    score:\n      enabled:\n"
+            "      - {name: PodTopologySpread, weight: -5}\n"
+        ),
+        "c.yaml",
+    )
+    enabled = config.profiles[0].plugins.score.enabled
+    assert [r.weight for r in enabled if r.name == "PodTopologySpread"] == [-5]

@@ -16,7 +16,7 @@ defaulted dicts; args of any other plugin are kept as given.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from topospread.errors import ConfigError, FieldError
@@ -37,6 +37,7 @@ from topospread.framework.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
     KIND,
+    Extender,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesFitArgs,
@@ -228,6 +229,15 @@ def _plugin_config_entry(r: _Reader, item: Mapping[str, Any], path: str) -> tupl
     return name, _plugin_args(r, name, args, _join(path, "args"))
 
 
+def _extender(r: _Reader, data: Mapping[str, Any], path: str) -> Extender:
+    return Extender(
+        url_prefix=r.string(data, "urlPrefix", path),
+        prioritize_verb=r.string(data, "prioritizeVerb", path),
+        weight=r.integer(data, "weight", path, bits=64) or 0,
+        bind_verb=r.string(data, "bindVerb", path),
+    )
+
+
 def _raw_profile(r: _Reader, data: Mapping[str, Any], path: str) -> _RawProfile:
     plugins_raw = r.obj(data, "plugins", path)
     return _RawProfile(
@@ -336,9 +346,11 @@ def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfig
     percentage = r.integer(doc, "percentageOfNodesToScore", "")
     initial_backoff = r.integer(doc, "podInitialBackoffSeconds", "", bits=64)
     max_backoff = r.integer(doc, "podMaxBackoffSeconds", "", bits=64)
+    extenders = r.objects(doc, "extenders", "", lambda e, path: _extender(r, e, path))
     if r.errors:
         raise ConfigError(source, r.errors)
     config, entries = _build(raw_profiles, parallelism, percentage, initial_backoff, max_backoff)
+    config = replace(config, extenders=extenders)
     errors = validate_configuration(config, entries)
     if errors:
         raise ConfigError(source, errors)

@@ -319,6 +319,19 @@ class Profile:
 
 
 @dataclass(frozen=True, slots=True)
+class Extender:
+    """An ``extenders`` entry, as far as validation reads it: topospread runs no extenders
+    (an HTTP call out of the scheduling cycle), but refuses the ones kube-scheduler
+    refuses."""
+
+    url_prefix: str = ""
+    prioritize_verb: str = ""
+    weight: int = 0
+    """``weight`` (int64, not defaulted): multiplies the extender's priorities."""
+    bind_verb: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerConfiguration:
     """A decoded, defaulted and valid ``KubeSchedulerConfiguration``."""
 
@@ -332,6 +345,8 @@ class SchedulerConfiguration:
     """Initial backoff of an unschedulable pod."""
     pod_max_backoff_seconds: int = 10
     """Maximum backoff of an unschedulable pod."""
+    extenders: tuple[Extender, ...] = ()
+    """``extenders``: validated, not run."""
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile for ``scheduler_name``, if any."""

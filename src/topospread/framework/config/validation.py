@@ -23,6 +23,7 @@ from typing import Any, Final
 from topospread.errors import FieldError
 from topospread.framework.config.types import (
     API_VERSION,
+    Extender,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesFitArgs,
@@ -448,6 +449,32 @@ def _validate_common_queue_sort(profiles: Sequence[Profile]) -> list[FieldError]
     return errs
 
 
+def _validate_extenders(path: str, extenders: Sequence[Extender]) -> list[FieldError]:
+    """``validateExtenders``: an extender that prioritizes needs a positive weight (score
+    weights of plugins are not checked there: ``getValidScoreWeights`` takes any non-zero
+    weight, negative ones included); at most one extender binds."""
+    errs: list[FieldError] = []
+    for i, extender in enumerate(extenders):
+        if extender.prioritize_verb and extender.weight <= 0:
+            errs.append(
+                FieldError.invalid(
+                    _child(_index(path, i), "weight"),
+                    extender.weight,
+                    "must have a positive weight applied to it",
+                )
+            )
+    binders = sum(1 for e in extenders if e.bind_verb)
+    if binders > 1:
+        errs.append(
+            FieldError.invalid(
+                path,
+                f"found {binders} extenders implementing bind",
+                "only one extender can implement bind",
+            )
+        )
+    return errs
+
+
 def validate_configuration(
     config: SchedulerConfiguration,
     plugin_configs: Sequence[Sequence[tuple[str, object]]] | None = None,
@@ -455,8 +482,8 @@ def validate_configuration(
     """``ValidateKubeSchedulerConfiguration`` for the fields topospread models.
 
     ``plugin_configs`` optionally gives each profile's plugin config as a list (see
-    :func:`validate_profile`). Leader election, client connection and extenders are not
-    modelled and not checked.
+    :func:`validate_profile`). Leader election and client connection are not modelled
+    and not checked; extenders are checked (weights, binders), not run.
     """
     errs: list[FieldError] = []
     if config.parallelism <= 0:
@@ -490,6 +517,7 @@ def validate_configuration(
                 "must be greater than 0",
             )
         )
+    errs.extend(_validate_extenders("extenders", config.extenders))
     if config.pod_max_backoff_seconds < config.pod_initial_backoff_seconds:
         errs.append(
             FieldError.invalid(
