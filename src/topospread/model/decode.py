@@ -864,15 +864,16 @@ def _time(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> str | Non
 def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
     spec = r.obj(doc, "spec", "") or {}
     status = r.obj(doc, "status", "") or {}
-    images: list[tuple[tuple[str, ...], int]] = []
-    for image, where in r.items(status, "images", "status"):
-        if isinstance(image, dict):
-            images.append(
-                (
-                    r.strings(image, "names", where),
-                    r.integer(image, "sizeBytes", where, bits=64) or 0,
-                )
-            )
+    # Each entry decodes into a v1.ContainerImage: anything but an object is refused.
+    images = r.objects(
+        status,
+        "images",
+        "status",
+        lambda image, where: (
+            r.strings(image, "names", where),
+            r.integer(image, "sizeBytes", where, bits=64) or 0,
+        ),
+    )
     allocatable = r.resources(status, "allocatable", "status")
     capacity = r.resources(status, "capacity", "status")
     if status.get("allocatable") is None:
@@ -893,7 +894,7 @@ def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
             ),
         ),
         allocatable=allocatable,
-        images=tuple(images),
+        images=images,
         declared_features=r.strings(status, "declaredFeatures", "status"),
     )
 
@@ -972,6 +973,7 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         spec = r.obj(doc, "spec", "") or {}
         if kind == "Service":
             obj = Service(meta, r.string_map(spec, "selector", "spec"))
+            r.objects(spec, "ports", "spec", lambda port, where: _service_port(r, port, where))
         elif kind == "ReplicationController":
             obj = ReplicationController(meta, r.string_map(spec, "selector", "spec"))
         elif kind == "ReplicaSet":
@@ -1169,6 +1171,44 @@ def _stateful_set(
     )
 
 
+_PORT_RANGE: Final = "must be between 1 and 65535, inclusive"
+"""``validation.InclusiveRangeError(1, 65535)`` (``IsValidPortNum``)."""
+_PORT_NAME = re.compile(r"[-a-z0-9]+")
+
+
+def _port_name_problems(name: str) -> list[str]:
+    # validation.IsValidPortName (k8s.io/apimachinery/pkg/util/validation).
+    problems = []
+    if len(name) > 15:
+        problems.append("must be no more than 15 characters")
+    if not _PORT_NAME.fullmatch(name):
+        problems.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", name):
+        problems.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        problems.append("must not contain consecutive hyphens")
+    if name.startswith("-") or name.endswith("-"):
+        problems.append("must not begin or end with a hyphen")
+    return problems
+
+
+def _service_port(r: _Reader, port: Mapping[str, Any], where: str) -> None:
+    """``validateServicePort``'s port numbers (pkg/apis/core/validation): ``port`` in
+    1-65535; ``targetPort`` a port number in that range or a port name (an absent or zero
+    targetPort is defaulted to ``port`` first, by ``SetDefaults_Service``)."""
+    number = r.integer(port, "port", where)
+    if number is None and port.get("port") is None:
+        number = 0
+    if number is not None and not 1 <= number <= 65535:
+        r.errors.append(FieldError.invalid(_join(where, "port"), number, _PORT_RANGE))
+    target = _int_or_string(r, port, "targetPort", where)
+    if isinstance(target, int) and target != 0 and not 1 <= target <= 65535:
+        r.errors.append(FieldError.invalid(_join(where, "targetPort"), target, _PORT_RANGE))
+    elif isinstance(target, str) and target:
+        for problem in _port_name_problems(target):
+            r.errors.append(FieldError.invalid(_join(where, "targetPort"), target, problem))
+
+
 def _int_or_string(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> int | str | None:
     value = data.get(key)
     if value is None:
@@ -1190,6 +1230,21 @@ def _template(r: _Reader, spec: Mapping[str, Any], namespace: str) -> Pod | None
         FieldError(e.type, f"spec.template.{e.field}", e.value, e.detail) for e in inner.errors
     )
     return template
+
+
+_UNHEALTHY_POD_EVICTION_POLICIES: Final = ("AlwaysAllow", "IfHealthyBudget")
+
+
+def _unhealthy_pod_eviction_policy(r: _Reader, spec: Mapping[str, Any]) -> str | None:
+    # ValidatePodDisruptionBudgetSpec (pkg/apis/policy/validation): only the two policies.
+    policy = r.opt_string(spec, "unhealthyPodEvictionPolicy", "spec")
+    if policy is not None and policy not in _UNHEALTHY_POD_EVICTION_POLICIES:
+        r.errors.append(
+            FieldError.not_supported(
+                "spec.unhealthyPodEvictionPolicy", policy, _UNHEALTHY_POD_EVICTION_POLICIES
+            )
+        )
+    return policy
 
 
 def decode_workload(
@@ -1220,6 +1275,9 @@ def decode_workload(
             max_unavailable=_int_or_string(r, spec, "maxUnavailable", "spec"),
             disruptions_allowed=r.integer(status, "disruptionsAllowed", "status") or 0,
             disrupted_pods=frozenset(str(name) for name in disrupted),
+            current_healthy=r.integer(status, "currentHealthy", "status") or 0,
+            desired_healthy=r.integer(status, "desiredHealthy", "status") or 0,
+            unhealthy_pod_eviction_policy=_unhealthy_pod_eviction_policy(r, spec),
         )
     else:
         replicas = r.integer(spec, "replicas", "spec")

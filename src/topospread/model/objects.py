@@ -662,6 +662,13 @@ class PodDisruptionBudget:
     reads this, not the spec."""
     disrupted_pods: frozenset[str] = frozenset()
     """Names in ``status.disruptedPods``: evictions the API server already processed."""
+    current_healthy: int = 0
+    """``status.currentHealthy``: covered pods that are Ready, as the controller counted."""
+    desired_healthy: int = 0
+    """``status.desiredHealthy``: the fewest Ready pods the budget wants."""
+    unhealthy_pod_eviction_policy: str | None = None
+    """``spec.unhealthyPodEvictionPolicy``: ``IfHealthyBudget`` (None: the default) lets an
+    unready pod go only while the budget is healthy; ``AlwaysAllow`` always."""
 
 
 PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
