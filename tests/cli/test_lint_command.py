@@ -16,6 +16,7 @@ EXAMPLES = ROOT / "src" / "topospread" / "examples"
 LINT = ROOT / "tests" / "data" / "lint"
 AUDIT = ROOT / "tests" / "data" / "audit"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.iterdir() if (p / "pod.yaml").exists())
+DOCS_EXAMPLES = ("one-constraint", "two-constraints", "one-constraint-with-nodeaffinity")
 
 
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -23,11 +24,18 @@ def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_the_bundled_examples_lint_clean() -> None:
+def test_the_bundled_examples_lint_clean_but_for_the_docs_bare_topology_keys() -> None:
     files = [str(p) for d in EXAMPLE_DIRS for p in (d / "pod.yaml", d / "cluster.yaml")]
-    code, out, err = run("lint", *files)
+    code, out, err = run("lint", *files, "-o", "json")
     assert code == 0, out + err
-    assert "No findings." in out
+    # The docs' examples spread on "zone" and "node", labels their cluster sets by hand:
+    # without --cluster that is a warning; with it (below) nothing is reported.
+    findings = json.loads(out)["findings"]
+    assert {f["rule"] for f in findings} == {"unknown-topology-key"}
+    assert {f["message"].split(" is ")[0] for f in findings} == {
+        'topology key "zone"',
+        'topology key "node"',
+    }
 
 
 @pytest.mark.parametrize("example", EXAMPLE_DIRS, ids=lambda p: p.name)
@@ -174,3 +182,134 @@ def test_the_bundled_scenarios_are_linted_from_the_objects_they_apply() -> None:
     assert ("rollout-match-label-keys.yaml", "Deployment/default/plain") in flagged
     assert ("rollout-match-label-keys.yaml", "Deployment/default/keyed") not in flagged
     assert {f["rule"] for f in document["findings"]} == {"missing-pod-template-hash"}
+
+
+def test_the_docs_flow_style_examples_are_read_as_kubectl_reads_them() -> None:
+    files = [str(LINT / f"docs-{n}.yaml") for n in DOCS_EXAMPLES]
+    code, out, err = run("lint", *files, "-o", "json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["errors"] == []
+    assert document["checked"] == ["Pod/default/mypod"] * 3
+    # The constraint's line inside the flow mapping: "topologyKey" of the first entry's line.
+    lines = {(Path(f["source"]).name, f["line"]) for f in document["findings"]}
+    assert ("docs-one-constraint.yaml", 15) in lines
+    text = (LINT / "docs-one-constraint.yaml").read_text(encoding="utf-8").splitlines()
+    assert text[14].strip() == "topologySpreadConstraints: [{"
+
+
+def test_explain_reads_a_docs_flow_style_pod_too() -> None:
+    cluster = EXAMPLES / "two-constraints" / "cluster.yaml"
+    pod = LINT / "docs-two-constraints.yaml"
+    code, out, err = run("explain", "--cluster", str(cluster), "--pod", str(pod), "-o", "json")
+    assert code == 0, err
+    bundled = EXAMPLES / "two-constraints" / "pod.yaml"
+    _, expected, _ = run("explain", "--cluster", str(cluster), "--pod", str(bundled), "-o", "json")
+    assert json.loads(out)["selectedNode"] == json.loads(expected)["selectedNode"] == "node4"
+
+
+def test_one_unreadable_file_does_not_empty_the_report(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x\n", encoding="utf-8")
+    ghost = str(LINT / "ghost-selector.yaml")
+    code, out, err = run("lint", ghost, str(broken), str(LINT / "clean.yaml"))
+    assert code == 2
+    assert "ghost-selector" in out
+    assert "1 input problem(s)" in out
+    assert err.strip().splitlines() == [
+        f"{broken}: yaml: line 4: did not find expected ',' or '}}'"
+    ]
+    code, out, _ = run("lint", ghost, str(broken), "-o", "json")
+    assert code == 2
+    document = json.loads(out)
+    assert [f["rule"] for f in document["findings"]] == ["ghost-selector"]
+    assert len(document["errors"]) == 1
+    assert document["errors"][0].startswith(f"{broken}: yaml: line 4")
+    code, out, _ = run("lint", ghost, str(broken), "-o", "sarif")
+    assert code == 2
+    (run_,) = json.loads(out)["runs"]
+    assert [r["ruleId"] for r in run_["results"]] == ["ghost-selector"]
+    (invocation,) = run_["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert notification["message"]["text"].startswith(str(broken))
+
+
+def test_an_unknown_field_and_missing_containers_are_refused_as_kubectl_refuses_them() -> None:
+    code, out, _ = run("lint", str(LINT / "strict-fields.yaml"), "-o", "json")
+    assert code == 1
+    found = {(f["object"], f["fieldPath"], f["message"]) for f in json.loads(out)["findings"]}
+    assert found == {
+        (
+            "Pod/default/spreading-pod-(generateName)",
+            "spec.topologySpreadConstraints[0].NodeAffinityPolicy",
+            'strict decoding error: unknown field "spec.topologySpreadConstraints[0]'
+            '.NodeAffinityPolicy"',
+        ),
+        (
+            "Job/default/empty",
+            "spec.template.spec.containers",
+            "spec.template.spec.containers: Required value",
+        ),
+    }
+
+
+def test_explain_and_audit_refuse_the_unknown_field_with_the_same_words(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  containers: [{name: c, image: pause}]\n  topologySpreadConstraints:\n"
+        "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,"
+        " NodeAffinityPolicy: Honor}\n",
+        encoding="utf-8",
+    )
+    cluster = str(EXAMPLES / "one-constraint" / "cluster.yaml")
+    field = "spec.topologySpreadConstraints[0].NodeAffinityPolicy"
+    words = f'strict decoding error: unknown field "{field}"'
+    code, _, err = run("explain", "--cluster", cluster, "--pod", str(pod))
+    assert code == 2
+    assert err.strip() == f"{pod}: Pod p: {words}"
+    code, _, err = run("audit", "--cluster", cluster, "--cluster", str(pod))
+    assert code == 2
+    assert err.strip() == f"{pod}: Pod default/p: {words}"
+
+
+def test_a_node_name_the_api_server_refuses_is_refused_by_explain_audit_and_rebalance(
+    tmp_path: Path,
+) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: A1, labels: {kubernetes.io/hostname: A1}}\n"
+        "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n",
+        encoding="utf-8",
+    )
+    pod = EXAMPLES / "one-constraint" / "pod.yaml"
+    codes = [
+        run("explain", "--cluster", str(cluster), "--pod", str(pod))[0],
+        run("audit", "--cluster", str(cluster))[0],
+        run("rebalance", "--cluster", str(cluster))[0],
+    ]
+    assert codes == [2, 2, 2]
+    _, _, err = run("audit", "--cluster", str(cluster))
+    assert 'metadata.name: Invalid value: "A1": a lowercase RFC 1123 subdomain' in err
+
+
+def test_a_skipped_custom_resource_with_spread_constraints_is_a_json_note() -> None:
+    code, out, _ = run("lint", str(LINT / "custom-resource.yaml"), "-o", "json")
+    assert code == 0
+    (note,) = json.loads(out)["notes"]
+    assert "skipped kafka.strimzi.io/v1beta2/Kafka events" in note
+    assert "spec.kafka.template.pod.topologySpreadConstraints" in note
+
+
+def test_opt_in_rules_and_allowed_keys_are_options() -> None:
+    manifest = str(LINT / "hostname-only.yaml")
+    assert "zone-and-hostname-spread" not in run("lint", manifest, "-o", "json")[1]
+    code, out, _ = run("lint", manifest, "--enable", "zone-and-hostname-spread", "-o", "json")
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["zone-and-hostname-spread"]
+    code, _, err = run("lint", manifest, "--enable", "ghost-selector")
+    assert code == 2
+    assert "not an opt-in rule: ghost-selector" in err
+    code, out, _ = run("lint", manifest, "--allowed-topology-keys", "topology.kubernetes.io/zone")
+    assert code == 1
+    assert "topology-key-not-allowed" in out

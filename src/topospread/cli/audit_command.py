@@ -20,6 +20,7 @@ from topospread.cli.live import UNSERVED_RULE
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_audit import render_audit, render_lint, sarif, write_audit_html
 from topospread.engine.audit import (
+    OPT_IN_RULES,
     RULES,
     Finding,
     Scope,
@@ -71,6 +72,24 @@ def _disabled(values: Sequence[str]) -> frozenset[str]:
     return rules
 
 
+def _enabled(values: Sequence[str]) -> frozenset[str]:
+    rules = frozenset(r.strip() for v in values for r in v.split(",") if r.strip())
+    unknown = sorted(rules - OPT_IN_RULES)
+    if unknown:
+        raise InputError(
+            "--enable",
+            message=f"not an opt-in rule: {', '.join(unknown)} "
+            f"(opt-in rules: {', '.join(sorted(OPT_IN_RULES))})",
+        )
+    return rules
+
+
+def _allowed_keys(value: str | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    return frozenset(k.strip() for k in value.split(",") if k.strip())
+
+
 def _fails(findings: Sequence[Finding], fail_on: str) -> bool:
     if fail_on == "none":
         return False
@@ -100,6 +119,20 @@ _disable_option = click.option(
     metavar="RULE",
     help="Leave out a rule (repeatable, or comma-separated).",
 )
+_enable_option = click.option(
+    "--enable",
+    "enable",
+    multiple=True,
+    metavar="RULE",
+    help="Report an opt-in policy rule, e.g. zone-and-hostname-spread (repeatable).",
+)
+_allowed_keys_option = click.option(
+    "--allowed-topology-keys",
+    "allowed_keys",
+    default=None,
+    metavar="KEY,...",
+    help="The only topology keys constraints may use (others: topology-key-not-allowed).",
+)
 _config_option = click.option(
     "--config",
     "config_file",
@@ -128,6 +161,8 @@ _config_option = click.option(
 @html_option("report")
 @_fail_on_option
 @_disable_option
+@_enable_option
+@_allowed_keys_option
 @click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -156,6 +191,8 @@ def audit_command(
     html_path: Path | None,
     fail_on: str,
     disable: Sequence[str],
+    enable: Sequence[str],
+    allowed_keys: str | None,
 ) -> None:
     """Audit every workload's spread: counts as the scheduler counts them, and findings.
 
@@ -211,6 +248,8 @@ def audit_command(
         fail_on,
         workload=workload,
         extra_findings=unserved,
+        enabled=_enabled(enable),
+        allowed_keys=_allowed_keys(allowed_keys),
     )
 
 
@@ -226,11 +265,20 @@ def report_audit(
     *,
     workload: str | None = None,
     extra_findings: Sequence[Finding] = (),
+    enabled: frozenset[str] = frozenset(),
+    allowed_keys: frozenset[str] | None = None,
 ) -> None:
     """Audit decoded objects (from files, or a live cluster) and print, write and exit as
     ``audit`` does: the part of the command that does not depend on where objects came from.
     ``extra_findings`` (the live read's own rules) join the report's."""
-    report = audit(objects, configuration, scope, disabled=disabled)
+    report = audit(
+        objects,
+        configuration,
+        scope,
+        disabled=disabled,
+        enabled=enabled,
+        allowed_keys=allowed_keys,
+    )
     if extra_findings:
         report = replace(report, findings=tuple(rank_findings([*report.findings, *extra_findings])))
     for note in (*notes, *report.notes):
@@ -272,6 +320,8 @@ def report_audit(
 @output_option("text", "json", "sarif")
 @_fail_on_option
 @_disable_option
+@_enable_option
+@_allowed_keys_option
 @_reports_errors
 def lint_command(
     files: Sequence[str],
@@ -281,6 +331,8 @@ def lint_command(
     output: str,
     fail_on: str,
     disable: Sequence[str],
+    enable: Sequence[str],
+    allowed_keys: str | None,
 ) -> None:
     """Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) before
     they are applied; `-` reads standard input (Helm or kustomize output)."""
@@ -293,7 +345,15 @@ def lint_command(
         notes.extend(cluster_notes)
     configuration = load_configuration(config_file)
     read = read_lint_objects(files)
-    report = lint(read.items, configuration, domains=sizes, cluster=cluster, disabled=disabled)
+    report = lint(
+        read.items,
+        configuration,
+        domains=sizes,
+        cluster=cluster,
+        disabled=disabled,
+        enabled=_enabled(enable),
+        allowed_keys=_allowed_keys(allowed_keys),
+    )
     # An unreadable file is reported beside the others' findings, not instead of them.
     report = replace(report, notes=(*read.notes, *notes, *report.notes), errors=tuple(read.errors))
     for note in report.notes:

@@ -109,7 +109,8 @@ def render_audit(report: AuditReport, console: Console) -> None:
             for c in w.constraints:
                 mode = "hard" if c.hard else "soft"
                 key = c.constraint.topology_key
-                label = f"{mode} {_SHORT_KEYS.get(key, key)}"
+                # A bare key (zone) is quoted: it is not topology.kubernetes.io/zone.
+                label = f"{mode} {_SHORT_KEYS.get(key) or (key if '/' in key else repr(key))}"
                 r = c.report
                 if r is None:
                     table.add_row(label, "(not counted)", "", "", str(c.constraint.max_skew), "")

@@ -29,9 +29,15 @@ from topospread.framework.config.decode import decode_configuration, default_con
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io.reader import display_name, read_input
 from topospread.io.yamlread import YamlSyntaxError, parse_yaml_documents
-from topospread.model.decode import decode_documents, validate_metadata
+from topospread.model.decode import decode_documents, describe_document, validate_metadata
 from topospread.model.objects import KubeObject, Node, Pod
-from topospread.model.validation import validate_node, validate_object, validate_pod
+from topospread.model.validation import (
+    required_containers,
+    strict_field_errors,
+    validate_node,
+    validate_object,
+    validate_pod,
+)
 
 __all__ = [
     "decode_api_json",
@@ -180,10 +186,13 @@ def _decode(
     *,
     name_objects: bool = True,
     admitted: bool = False,
+    files: bool = False,
 ) -> tuple[list[KubeObject], tuple[str, ...]]:
     with _no_gc():
         decoded = decode_documents(list(documents), source)
     errors: list[FieldError | str] = []
+    if files and not admitted:
+        errors.extend(_manifest_problems(documents))
     for obj, where in zip(decoded.objects, decoded.places, strict=True):
         label = _key(obj)
         problems = [] if admitted else _problems(obj)
@@ -197,6 +206,25 @@ def _decode(
     if errors:
         raise ValidationError(source, errors)
     return list(decoded.objects), decoded.skipped
+
+
+def _manifest_problems(documents: Sequence[Any]) -> Iterator[str]:
+    # What the API server refuses on create besides the fields the scheduler reads:
+    # strict decoding's unknown fields, then missing containers. Objects read back from
+    # a server (with a uid) were admitted; a newer server may know fields this one lacks.
+    for document in documents:
+        items = document.get("items") if isinstance(document, dict) else None
+        kind = document.get("kind") if isinstance(document, dict) else None
+        is_list = isinstance(kind, str) and kind.endswith("List") and isinstance(items, list)
+        for raw in items if is_list and isinstance(items, list) else (document,):
+            if not isinstance(raw, dict):
+                continue
+            meta = raw.get("metadata")
+            if isinstance(meta, dict) and meta.get("uid"):
+                continue
+            problems: Sequence[object] = strict_field_errors(raw) or required_containers(raw)
+            label = describe_document(raw)
+            yield from (f"{label}: {problem}" for problem in problems)
 
 
 def decode_objects(
@@ -233,7 +261,9 @@ def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
     seen = _Seen()
     for path in paths:
         source = display_name(path)
-        found, skipped = _decode(load_documents(path, skip_managed_fields=True), source, seen)
+        found, skipped = _decode(
+            load_documents(path, skip_managed_fields=True), source, seen, files=True
+        )
         objects.extend(found)
         notes.extend(
             f"{source}: skipped {what} (kind not used by the scheduler)" for what in skipped
@@ -245,7 +275,11 @@ def load_pod(path: Path | str) -> Pod:
     """Read the file holding exactly one Pod: the pod to schedule."""
     source = display_name(path)
     found, skipped = _decode(
-        load_documents(path, skip_managed_fields=True), source, _Seen(), name_objects=False
+        load_documents(path, skip_managed_fields=True),
+        source,
+        _Seen(),
+        name_objects=False,
+        files=True,
     )
     pods = [obj for obj in found if isinstance(obj, Pod)]
     if len(pods) != 1:

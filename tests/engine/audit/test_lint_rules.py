@@ -16,10 +16,18 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 LINT = DATA / "lint"
 AUDIT = DATA / "audit"
 HARD_DEFAULTS = LINT / "hard-defaults-config.yaml"
+ZONE_AND_HOSTNAME = "zone-and-hostname-spread"
+RECOMMENDED_KEYS = ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
 
 
 def linted(
-    name: str, *, domains: str | None = None, cluster: str | None = None, config: Path | None = None
+    name: str,
+    *,
+    domains: str | None = None,
+    cluster: str | None = None,
+    config: Path | None = None,
+    enabled: frozenset[str] = frozenset(),
+    allowed_keys: frozenset[str] | None = None,
 ) -> dict[str, list]:
     items, _ = load_lint_objects([str(LINT / name)])
     report = lint(
@@ -27,6 +35,8 @@ def linted(
         load_configuration(config),
         domains=parse_domains(domains) if domains else None,
         cluster=load_cluster([AUDIT / cluster])[0] if cluster else None,
+        enabled=enabled,
+        allowed_keys=allowed_keys,
     )
     found: dict[str, list] = {}
     for finding in report.findings:
@@ -64,12 +74,40 @@ CASES = [
         ("no-constraints.yaml", None, None, HARD_DEFAULTS),
         ("no-constraints.yaml",),
     ),
+    (
+        "no-eligible-nodes",
+        ("node-selector-nothing.yaml", None, "balanced.yaml"),
+        ("clean.yaml", None, "balanced.yaml"),
+    ),
+    ("unknown-topology-key", ("bare-topology-keys.yaml",), ("clean.yaml",)),
+    (
+        "soft-spread-void",
+        ("soft-rack.yaml", None, "balanced.yaml"),
+        ("clean.yaml", None, "balanced.yaml"),
+    ),
+    (
+        "topology-key-not-allowed",
+        ("clean.yaml", None, None, None, {"allowed_keys": frozenset({"kubernetes.io/hostname"})}),
+        ("clean.yaml", None, None, None, {"allowed_keys": frozenset(RECOMMENDED_KEYS)}),
+    ),
+    ("no-spread", ("no-spread.yaml",), ("clean.yaml",)),
+    (
+        "zone-and-hostname-spread",
+        ("hostname-only.yaml", None, None, None, {"enabled": frozenset({ZONE_AND_HOSTNAME})}),
+        ("clean.yaml", None, None, None, {"enabled": frozenset({ZONE_AND_HOSTNAME})}),
+    ),
+    (
+        "zone-and-hostname-spread",
+        ("hostname-only.yaml", None, None, None, {"enabled": frozenset({ZONE_AND_HOSTNAME})}),
+        ("hostname-only.yaml",),
+    ),
+    ("selector-overlap", ("selector-overlap.yaml",), ("clean.yaml",)),
 ]
 
 
 def _run(case: tuple) -> dict[str, list]:
-    name, domains, cluster, config = (*case, None, None, None)[:4]
-    return linted(name, domains=domains, cluster=cluster, config=config)
+    name, domains, cluster, config, options = (*case, None, None, None, None)[:5]
+    return linted(name, domains=domains, cluster=cluster, config=config, **(options or {}))
 
 
 @pytest.mark.parametrize(("rule", "fires", "quiet"), CASES)
@@ -142,3 +180,44 @@ def test_labelselector_empty_with_matchlabelkeys_is_rescued_by_admission() -> No
     constraint = replace(template.topology_spread_constraints[0], match_label_keys=("app",))
     fixed = replace(item.obj, template=replace(template, topology_spread_constraints=(constraint,)))
     assert lint([replace(item, obj=fixed)]).findings == ()
+
+
+def test_a_bare_zone_key_is_not_called_the_zone_and_a_soft_one_names_what_it_turns_off() -> None:
+    hard, soft = linted("bare-topology-keys.yaml")["unknown-topology-key"]
+    assert hard.message.startswith('topology key "zone" is not a label nodes carry by default')
+    assert hard.severity is Severity.WARNING
+    assert soft.message.startswith("topology key example.com/rack is not a label")
+    assert "ignored in PodTopologySpread's Score" in soft.message
+    assert "topology.kubernetes.io/zone maxSkew 1 ScheduleAnyway one(s) do nothing" in soft.message
+
+
+def test_a_cluster_whose_nodes_carry_the_key_silences_the_unknown_key_rule() -> None:
+    assert "unknown-topology-key" not in linted("bare-topology-keys.yaml", cluster="balanced.yaml")
+
+
+def test_no_eligible_node_names_the_node_selection_not_min_domains() -> None:
+    found = linted("node-selector-nothing.yaml", cluster="balanced.yaml")
+    assert "min-domains-shortfall" not in found
+    (finding,) = found["no-eligible-nodes"]
+    assert "none of the 6 node(s) matches the pods' nodeSelector" in finding.message
+    assert "minDomains" not in finding.message + finding.fix
+
+
+def test_a_single_replica_with_soft_spreads_needs_no_template_hash() -> None:
+    assert linted("single-replica-soft.yaml") == {}
+
+
+def test_the_template_hash_finding_is_one_per_workload() -> None:
+    (finding,) = linted("selector-overlap.yaml")["missing-pod-template-hash"]
+    assert finding.ref == "Deployment/shop/web"
+
+
+def test_a_generate_name_pod_is_named_after_its_generate_name() -> None:
+    (finding,) = linted("strict-fields.yaml")["api-validation"][1:]
+    assert finding.ref == "Pod/default/spreading-pod-(generateName)"
+
+
+def test_a_strict_decoding_error_replaces_validation_and_points_at_the_field() -> None:
+    pod, job = sorted(linted("strict-fields.yaml")["api-validation"], key=lambda f: f.ref)[::-1]
+    assert pod.message.startswith("strict decoding error: unknown field")
+    assert (pod.line, job.line) == (13, 28)

@@ -17,7 +17,14 @@ from topospread.engine.audit.audit import (
     validation_errors,
 )
 from topospread.engine.audit.checks import ConstraintAudit, MisplacedPod, spread_feasible
-from topospread.engine.audit.findings import RULES, Finding, Rule, Severity, rank_findings
+from topospread.engine.audit.findings import (
+    OPT_IN_RULES,
+    RULES,
+    Finding,
+    Rule,
+    Severity,
+    rank_findings,
+)
 from topospread.engine.audit.scope import (
     ignored_in_text,
     parse_domains,
@@ -26,6 +33,7 @@ from topospread.engine.audit.scope import (
 )
 
 __all__ = [
+    "OPT_IN_RULES",
     "RULES",
     "AuditReport",
     "ConstraintAudit",

@@ -20,9 +20,10 @@ from topospread.engine.audit.checks import (
     domain_rules,
     manifest_rules,
     node_rules,
+    overlap_rules,
     pod_rules,
 )
-from topospread.engine.audit.findings import Finding, Severity, rank_findings
+from topospread.engine.audit.findings import OPT_IN_RULES, Finding, Severity, rank_findings
 from topospread.engine.audit.workloads import (
     Workload,
     annotation_ignores,
@@ -323,6 +324,8 @@ def _inspect(
     pending: Sequence[PendingReport],
     audit_pods: bool,
     objects: ClusterObjects | None = None,
+    allowed_keys: frozenset[str] | None = None,
+    siblings: tuple[Workload, ...] = (),
 ) -> tuple[WorkloadAudit, list[Finding]]:
     pod = w.counted
     effective = _Effective()
@@ -343,8 +346,10 @@ def _inspect(
         tuple((p.pod, p.message) for p in pending),
         features.enable_taint_toleration_comparison_operators,
         objects,
+        allowed_keys,
+        siblings,
     )
-    findings = [*manifest_rules(ctx), *domain_rules(ctx), *node_rules(ctx)]
+    findings = [*manifest_rules(ctx), *domain_rules(ctx), *node_rules(ctx), *overlap_rules(ctx)]
     if audit_pods:
         findings.extend(pod_rules(ctx))
     result = WorkloadAudit(
@@ -426,6 +431,8 @@ def audit(
     *,
     disabled: frozenset[str] = frozenset(),
     features: Features = Features(),
+    enabled: frozenset[str] = frozenset(),
+    allowed_keys: frozenset[str] | None = None,
 ) -> AuditReport:
     """Audit every workload in ``objects`` (a cluster's Nodes, Pods, ReplicaSets,
     Deployments, StatefulSets, DaemonSets, Jobs, Services... as decoded), with
@@ -435,6 +442,7 @@ def audit(
     left out. Pending pods are explained with the same cluster (pending pods are not in it).
     """
     configuration = configuration or default_configuration()
+    disabled = disabled | (OPT_IN_RULES - enabled)
     objs = list(objects)
     # Everything the scheduler lists (storage and priority classes included); the workload
     # kinds only grouping reads.
@@ -463,6 +471,7 @@ def audit(
             pending=pending,
             audit_pods=True,
             objects=cluster.objects,
+            allowed_keys=allowed_keys,
         )
         if pending_notes:
             a = replace(a, notes=(*a.notes, *pending_notes))
@@ -569,11 +578,25 @@ def lint(
     cluster: Cluster | None = None,
     disabled: frozenset[str] = frozenset(),
     features: Features = Features(),
+    enabled: frozenset[str] = frozenset(),
+    allowed_keys: frozenset[str] | None = None,
 ) -> LintReport:
     """Check manifests without running them: the API server's validation, then the rules
     that need no cluster; ``domains`` (topology key -> number of domains) or ``cluster``
     (its nodes and pods) let the domain- and node-dependent rules run too."""
     configuration = configuration or default_configuration()
+    disabled = disabled | (OPT_IN_RULES - enabled)
+    items = list(items)
+    workloads = {
+        id(item): workload_of_manifest(item.obj)
+        for item in items
+        if isinstance(
+            item.obj, Deployment | ReplicaSet | StatefulSet | DaemonSet | Job | CronJob | Pod
+        )
+    }
+    # Workloads overlap only within one input (a chart's or kustomization's output):
+    # separate files may be separate clusters or environments.
+    sources = {id(item): item.source for item in items}
     kube = cluster if cluster is not None else Cluster()
     snapshot = kube.snapshot() if cluster is not None else None
     frameworks = _frameworks(configuration, kube.snapshot(), kube, features)
@@ -586,7 +609,7 @@ def lint(
             obj, Deployment | ReplicaSet | StatefulSet | DaemonSet | Job | CronJob | Pod
         ):
             continue
-        w = workload_of_manifest(obj)
+        w = workloads[id(item)]
         where = f"{item.source}: " if item.source else ""
         if w.excluded:
             notes.append(f"{where}{w.ref}: {w.excluded}")
@@ -619,6 +642,16 @@ def lint(
                     domain_sizes=domains or {},
                     pending=(),
                     audit_pods=False,
+                    allowed_keys=allowed_keys,
+                    siblings=tuple(
+                        o
+                        for key, o in workloads.items()
+                        if o is not w
+                        and sources[key] == item.source
+                        and o.namespace == w.namespace
+                        and not o.excluded
+                        and o.kind != "Pod"
+                    ),
                 )[1]
             )
         findings.extend(

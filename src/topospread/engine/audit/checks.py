@@ -21,6 +21,7 @@ from topospread.model.labels import Selector
 from topospread.model.nodeaffinity import required_node_affinity
 from topospread.model.objects import (
     LABEL_HOSTNAME,
+    LABEL_TOPOLOGY_ZONE,
     Node,
     NodeInclusionPolicy,
     Pod,
@@ -42,14 +43,19 @@ from topospread.plugins.podtopologyspread.common import (
 from topospread.plugins.volumebinding.binder import check_node_affinity
 
 __all__ = [
+    "SPREAD_KINDS",
+    "WELL_KNOWN_KEY_PREFIXES",
+    "WELL_KNOWN_TOPOLOGY_KEYS",
     "ConstraintAudit",
     "MisplacedPod",
     "RuleContext",
     "domain_rules",
     "manifest_rules",
     "node_rules",
+    "overlap_rules",
     "pod_rules",
     "spread_feasible",
+    "well_known_topology_key",
 ]
 
 _MAX_NAMES: Final = 5
@@ -59,6 +65,43 @@ _SHORT_KEYS: Final = {
     "kubernetes.io/hostname": "hostname",
     "topology.kubernetes.io/region": "region",
 }
+WELL_KNOWN_TOPOLOGY_KEYS: Final = frozenset(
+    {
+        # kubelet and the cloud node controllers (k8s.io/api/core/v1 well_known_labels.go)
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "node.kubernetes.io/instance-type",
+        "beta.kubernetes.io/instance-type",
+        "kubernetes.io/os",
+        "kubernetes.io/arch",
+        # CSI drivers' topology labels
+        "topology.ebs.csi.aws.com/zone",
+        "topology.gke.io/zone",
+        "topology.disk.csi.azure.com/zone",
+    }
+)
+"""Topology keys that nodes carry without anyone labelling them."""
+WELL_KNOWN_KEY_PREFIXES: Final = (
+    "karpenter.sh/",
+    "karpenter.k8s.aws/",
+    "karpenter.azure.com/",
+    "eks.amazonaws.com/",
+    "cloud.google.com/",
+    "kubernetes.azure.com/",
+    "node.kubernetes.io/",
+    "node-role.kubernetes.io/",
+)
+"""Prefixes of node labels that provisioners and managed node pools set."""
+SPREAD_KINDS: Final = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
+"""Workloads of long-running replicas, which the spread practice rules look at."""
+
+
+def well_known_topology_key(key: str) -> bool:
+    """Whether nodes carry ``key`` without being labelled by hand."""
+    return key in WELL_KNOWN_TOPOLOGY_KEYS or key.startswith(WELL_KNOWN_KEY_PREFIXES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +179,10 @@ class RuleContext:
     comparison_operators: bool = False
     objects: ClusterObjects | None = None
     """The cluster's listed objects (claims and volumes), when there is a cluster."""
+    allowed_keys: frozenset[str] | None = None
+    """The topology keys a policy allows (lint ``--allowed-topology-keys``); None: any."""
+    siblings: tuple[Workload, ...] = ()
+    """The other workloads of the same namespace in the same lint run."""
 
     @property
     def ref(self) -> str:
@@ -148,7 +195,12 @@ class RuleContext:
 
 
 def _short(key: str) -> str:
-    return _SHORT_KEYS.get(key, key)
+    # A bare key (``zone``, ``node``) is quoted: it is not topology.kubernetes.io/zone.
+    return _SHORT_KEYS.get(key) or _key_text(key)
+
+
+def _key_text(key: str) -> str:
+    return key if "/" in key else f'"{key}"'
 
 
 def _names(items: Sequence[str]) -> str:
@@ -165,7 +217,7 @@ def _by_action(hard: bool, if_hard: Severity, if_soft: Severity) -> Severity:
 
 
 def _describe(c: ConstraintAudit) -> str:
-    return f"{c.constraint.topology_key} maxSkew {c.constraint.max_skew} {c.action}"
+    return f"{_key_text(c.constraint.topology_key)} maxSkew {c.constraint.max_skew} {c.action}"
 
 
 # -- rules on the manifest alone -------------------------------------------------------
@@ -177,6 +229,7 @@ def manifest_rules(ctx: RuleContext) -> Iterator[Finding]:
     w = ctx.workload
     pod = w.counted
     own = ctx.source == "pod"
+    unhashed: list[ConstraintAudit] = []
     for c in ctx.constraints if own else ():
         spec = c.spec
         selector = spec.label_selector
@@ -228,16 +281,7 @@ def manifest_rules(ctx: RuleContext) -> Iterator[Finding]:
             and LABEL_POD_TEMPLATE_HASH not in spec.match_label_keys
             and not _mentions(c.constraint.selector, LABEL_POD_TEMPLATE_HASH)
         ):
-            yield ctx.finding(
-                "missing-pod-template-hash",
-                _by_action(c.hard, Severity.WARNING, Severity.INFO),
-                c.field_path,
-                f"the {_describe(c)} constraint counts old and new ReplicaSets' pods together, "
-                "so during a rolling update the new pods are placed against the old ones' "
-                "spread and the old pods' removal leaves the new ones skewed",
-                "add matchLabelKeys: [pod-template-hash] so that only the current revision's "
-                "pods are counted",
-            )
+            unhashed.append(c)
         if c.hard and w.replicas is not None and w.replicas >= 2 and spec.max_skew >= w.replicas:
             yield ctx.finding(
                 "max-skew-never-binds",
@@ -248,6 +292,9 @@ def manifest_rules(ctx: RuleContext) -> Iterator[Finding]:
                 "constraint never rejects a node",
                 f"lower maxSkew below {w.replicas} (usually 1)",
             )
+    yield from _template_hash(ctx, unhashed)
+    yield from _key_rules(ctx)
+    yield from _practice_rules(ctx)
     if ctx.source != "pod" and ctx.hard_defaults and not ctx.system_defaults:
         described = "; ".join(
             f"{d.topology_key} maxSkew {d.max_skew} DoNotSchedule" for d in ctx.hard_defaults
@@ -262,6 +309,196 @@ def manifest_rules(ctx: RuleContext) -> Iterator[Finding]:
             "to satisfy them, so pods can stay Pending",
             "write the constraints into the pod template (with a labelSelector for this "
             "workload) so autoscalers see them",
+        )
+
+
+def _template_hash(ctx: RuleContext, unhashed: Sequence[ConstraintAudit]) -> Iterator[Finding]:
+    # One finding per workload: the fix (matchLabelKeys) is the same for every constraint.
+    # A rollout can leave pods skewed only when more than one replica remains and some
+    # constraint binds: one replica is never skewed, and soft constraints only score.
+    replicas = ctx.workload.replicas
+    binding = [c for c in unhashed if replicas is None or c.constraint.max_skew < replicas]
+    if not binding or (replicas is not None and replicas <= 1):
+        return
+    hard = any(c.hard for c in binding)
+    described = "; ".join(_describe(c) for c in binding)
+    yield ctx.finding(
+        "missing-pod-template-hash",
+        _by_action(hard, Severity.WARNING, Severity.INFO),
+        binding[0].field_path,
+        f"the {described} constraint(s) count old and new ReplicaSets' pods together, "
+        "so during a rolling update the new pods are placed against the old ones' "
+        "spread and the old pods' removal leaves the new ones skewed",
+        "add matchLabelKeys: [pod-template-hash] so that only the current revision's "
+        "pods are counted",
+    )
+
+
+def _key_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """Topology keys no node carries by default (without nodes to look at), and keys a
+    policy does not allow."""
+    if ctx.source != "pod":
+        return
+    soft = [c for c in ctx.constraints if not c.hard]
+    for c in ctx.constraints:
+        key = c.constraint.topology_key
+        if ctx.allowed_keys is not None and key not in ctx.allowed_keys:
+            yield ctx.finding(
+                "topology-key-not-allowed",
+                Severity.ERROR,
+                c.field_path,
+                f"topology key {_key_text(key)} is not one of the allowed keys "
+                f"({', '.join(sorted(ctx.allowed_keys)) or 'none'})",
+                "spread on an allowed key, or add the key to --allowed-topology-keys",
+            )
+            continue
+        if ctx.nodes is not None or well_known_topology_key(key):
+            continue
+        if ctx.allowed_keys is not None:
+            continue  # the policy says nodes carry it
+        if c.hard:
+            consequence = (
+                "unless the nodes are labelled with it by hand, no node is in any domain and "
+                "every node is UnschedulableAndUnresolvable: the pods stay Pending"
+            )
+        else:
+            others = [o for o in soft if o is not c]
+            consequence = (
+                "a node without it is ignored in PodTopologySpread's Score for all of the "
+                "pod's ScheduleAnyway constraints, so unless the nodes are labelled with it "
+                "by hand this constraint"
+                + (f" and the {'; '.join(_describe(o) for o in others)} one(s)" if others else "")
+                + " do nothing"
+            )
+        yield ctx.finding(
+            "unknown-topology-key",
+            Severity.WARNING,
+            c.field_path,
+            f"topology key {_key_text(key)} is not a label nodes carry by default "
+            f"(topology.kubernetes.io/zone, kubernetes.io/hostname, ...): {consequence}",
+            f"use topology.kubernetes.io/zone or kubernetes.io/hostname (the short names "
+            f"zone and hostname are not labels), or check with --cluster that the nodes carry "
+            f"{_key_text(key)}",
+        )
+
+
+def _spread_by_anti_affinity(pod: Pod | None) -> bool:
+    affinity = pod.affinity if pod is not None else None
+    return affinity is not None and bool(affinity.pod_anti_affinity_required)
+
+
+def _practice_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """What other linters ask of replicated workloads, with the scheduler's semantics."""
+    w = ctx.workload
+    if w.kind not in SPREAD_KINDS or w.replicas is None:
+        return
+    path = f"{w.pod_spec_path}.topologySpreadConstraints"
+    if (
+        w.replicas >= 2
+        and ctx.source != "pod"
+        and not ctx.hard_defaults
+        and not _spread_by_anti_affinity(w.template)
+    ):
+        if ctx.system_defaults:
+            yield ctx.finding(
+                "no-spread",
+                Severity.INFO,
+                path,
+                f"{w.replicas} replicas and no spread of their own: only kube-scheduler's "
+                "System defaults spread them (hostname maxSkew 3, zone maxSkew 5, "
+                "ScheduleAnyway), which score but never refuse a node, so all replicas "
+                "can land in one zone",
+                "add topologySpreadConstraints on topology.kubernetes.io/zone and "
+                "kubernetes.io/hostname with a labelSelector for this workload",
+            )
+        else:
+            yield ctx.finding(
+                "no-spread",
+                Severity.WARNING,
+                path,
+                f"{w.replicas} replicas and nothing spreads them: no topologySpreadConstraints, "
+                "no required pod anti-affinity, and the scheduler configuration has no "
+                "default constraints, so all replicas can land on one node",
+                "add topologySpreadConstraints on topology.kubernetes.io/zone and "
+                "kubernetes.io/hostname with a labelSelector for this workload",
+            )
+    if w.replicas >= 3:
+        keys = (
+            {c.constraint.topology_key for c in ctx.constraints} if ctx.source == "pod" else set()
+        )
+        missing = [k for k in (LABEL_TOPOLOGY_ZONE, LABEL_HOSTNAME) if k not in keys]
+        if missing:
+            yield ctx.finding(
+                "zone-and-hostname-spread",
+                Severity.WARNING,
+                path,
+                f"{w.replicas} replicas without a spread constraint on "
+                f"{' and '.join(missing)}: the policy asks workloads of three or more "
+                "replicas to spread over both zones and nodes",
+                "add topologySpreadConstraints on "
+                + " and ".join(missing)
+                + " (maxSkew 1; ScheduleAnyway where the zones may not fit the replicas)",
+            )
+
+
+def overlap_rules(ctx: RuleContext) -> Iterator[Finding]:
+    """Selectors that also match another workload's pods (lint: the workloads given
+    together). A constraint counts those pods; a workload selector fights over them."""
+    w = ctx.workload
+    if w.template is None or not ctx.siblings:
+        return
+    own_labels = w.template.labels
+    for c in ctx.constraints if ctx.source == "pod" else ():
+        selector = c.spec.label_selector
+        keys = c.spec.match_label_keys
+        if selector is None or LABEL_POD_TEMPLATE_HASH in keys:
+            continue  # each revision counts only its own pods
+        try:
+            written = label_selector_as_selector(selector)
+        except SelectorError:
+            continue
+        if written.empty or not written.matches(own_labels):
+            continue
+        counted = [
+            o.ref
+            for o in ctx.siblings
+            if o.template is not None
+            and written.matches(o.template.labels)
+            and all(o.template.labels.get(k) == own_labels.get(k) for k in keys)
+        ]
+        if counted:
+            yield ctx.finding(
+                "selector-overlap",
+                _by_action(c.hard, Severity.WARNING, Severity.INFO),
+                c.field_path,
+                f"labelSelector {written} also matches the pods of {_names(counted)}, so the "
+                f"{_describe(c)} constraint counts them with this workload's own and spreads "
+                "the sum, not this workload",
+                "select a label only this workload's pods carry (its selector's labels), or "
+                "add matchLabelKeys: [pod-template-hash]",
+            )
+    workload_selector = w.selector
+    if workload_selector is None:
+        return
+    try:
+        selects = label_selector_as_selector(workload_selector)
+    except SelectorError:
+        return
+    claimed = [
+        o.ref
+        for o in ctx.siblings
+        if o.template is not None and not selects.empty and selects.matches(o.template.labels)
+    ]
+    if claimed:
+        yield ctx.finding(
+            "selector-overlap",
+            Severity.WARNING,
+            "spec.selector",
+            f"the workload's selector {selects} matches the pod template labels of "
+            f"{_names(claimed)}: the controllers count each other's pods, and kube-scheduler's "
+            "default spreading, which takes its selector from the workload, spreads them "
+            "together",
+            "give each workload a selector with a label only its own template carries",
         )
 
 
@@ -345,6 +582,11 @@ def domain_rules(ctx: RuleContext) -> Iterator[Finding]:
     for c in hard:
         domains = _domain_count(ctx, c)
         min_domains = c.constraint.min_domains
+        if domains == 0 and ctx.nodes is not None:
+            # No node is eligible at all: the cause is the pods' node selection or the
+            # missing key, not minDomains (which may not even be set).
+            yield _no_eligible_nodes(ctx, c)
+            continue
         if domains is None or domains >= min_domains:
             continue
         capacity = domains * c.constraint.max_skew
@@ -359,7 +601,9 @@ def domain_rules(ctx: RuleContext) -> Iterator[Finding]:
             f"so each domain can hold at most maxSkew {c.constraint.max_skew} matching pod(s), "
             f"{capacity} in all{for_replicas}",
             f"lower minDomains to {domains} or add {_short(c.constraint.topology_key)} domains "
-            f"(minDomains is meant to make the cluster autoscaler add domains)",
+            f"(minDomains is meant to make the cluster autoscaler add domains)"
+            if domains > 0
+            else f"add {_short(c.constraint.topology_key)} domains",
         )
     if w.replicas is None:
         return
@@ -391,6 +635,36 @@ def domain_rules(ctx: RuleContext) -> Iterator[Finding]:
 # -- rules that need the nodes ---------------------------------------------------------------
 
 
+def _no_eligible_nodes(ctx: RuleContext, c: ConstraintAudit) -> Finding:
+    pod = ctx.workload.counted
+    nodes = ctx.nodes or ()
+    key = c.constraint.topology_key
+    selected = [n for n in nodes if pod is None or required_node_affinity(pod).match(n)]
+    if not selected:
+        why = (
+            f"none of the {len(nodes)} node(s) matches the pods' nodeSelector and required "
+            "node affinity"
+        )
+        fix = "fix the pods' nodeSelector or node affinity, or label nodes to match it"
+        consequence = "NodeAffinity rejects every node and the pods stay Pending"
+    elif not any(key in n.labels for n in selected):
+        why = f"none of the {len(selected)} node(s) the pods may run on has the label {key}"
+        fix = f"label the nodes with {key}, or spread on a key they carry"
+        consequence = "every node is UnschedulableAndUnresolvable for the pods"
+    else:
+        why = "the constraint's node inclusion policies leave out every node that has the key"
+        fix = "check nodeAffinityPolicy and nodeTaintsPolicy against the nodes' taints"
+        consequence = "every node is UnschedulableAndUnresolvable for the pods"
+    return ctx.finding(
+        "no-eligible-nodes",
+        Severity.ERROR,
+        c.field_path,
+        f"no {_short(key)} domain is eligible for the {_describe(c)} constraint: {why}, so "
+        f"{consequence}",
+        fix,
+    )
+
+
 def _blocked(node: Node, pod: Pod, comparison_operators: bool) -> str | None:
     if node.unschedulable and not tolerations_tolerate_taint(
         pod.tolerations, Taint(TAINT_NODE_UNSCHEDULABLE, "NoSchedule"), comparison_operators
@@ -418,6 +692,7 @@ def node_rules(ctx: RuleContext) -> Iterator[Finding]:
         if required.match(n) and _blocked(n, pod, ctx.comparison_operators) is None
     ]
     seen: set[str] = set()
+    soft = [c for c in ctx.constraints if not c.hard]
     for c in ctx.constraints if not ctx.system_defaults else ():
         key = c.constraint.topology_key
         if key in seen:
@@ -426,6 +701,25 @@ def node_rules(ctx: RuleContext) -> Iterator[Finding]:
         missing = [n.name for n in candidates if key not in n.labels]
         if not missing:
             continue
+        if not c.hard and len(missing) == len(candidates):
+            # PreScore ignores every node lacking any soft constraint's key (scoring.go,
+            # requireAllTopologies): with the key on no node, every node scores 0 for
+            # PodTopologySpread and none of the soft constraints has any effect.
+            others = [o for o in soft if o is not c]
+            also = f" and the {'; '.join(_describe(o) for o in others)} one(s)" if others else ""
+            yield ctx.finding(
+                "soft-spread-void",
+                Severity.WARNING,
+                c.field_path,
+                f"none of the {len(candidates)} node(s) the pods may run on has the label "
+                f"{key}: PodTopologySpread's Score ignores every node that lacks a "
+                f"ScheduleAnyway constraint's key, so the {_describe(c)} constraint{also} "
+                "do nothing",
+                f"spread on a key the nodes carry, or label them with {key}",
+            )
+            continue
+        if c.hard and not any(key in n.labels for n in candidates):
+            continue  # no-eligible-nodes says it
         consequence = (
             "the pod is UnschedulableAndUnresolvable there"
             if c.hard

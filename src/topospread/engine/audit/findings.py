@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-__all__ = ["RULES", "Finding", "Rule", "Severity", "rank_findings"]
+__all__ = ["OPT_IN_RULES", "RULES", "Finding", "Rule", "Severity", "rank_findings"]
 
 
 class Severity(StrEnum):
@@ -43,6 +43,8 @@ class Rule:
     needs: str
     """What it needs to run: ``manifest``, ``domains`` (lint --domains or a cluster),
     ``nodes`` (a cluster's nodes) or ``pods`` (audit: the pods that exist)."""
+    opt_in: bool = False
+    """A policy, reported only when asked for (``--enable RULE``)."""
 
 
 RULES: Final[Mapping[str, Rule]] = {
@@ -123,6 +125,55 @@ RULES: Final[Mapping[str, Rule]] = {
             "domains",
         ),
         Rule(
+            "no-eligible-nodes",
+            "error",
+            "no node is eligible for a hard constraint: none matches the pods' node selection "
+            "or carries the topology key",
+            "nodes",
+        ),
+        Rule(
+            "unknown-topology-key",
+            "warning",
+            "the topology key is not a label nodes carry by default (checked against the "
+            "nodes with --cluster)",
+            "manifest",
+        ),
+        Rule(
+            "soft-spread-void",
+            "warning",
+            "no node has a ScheduleAnyway constraint's key, so Score ignores every node and "
+            "none of the pod's soft constraints does anything",
+            "nodes",
+        ),
+        Rule(
+            "topology-key-not-allowed",
+            "error",
+            "a constraint's topology key is not in --allowed-topology-keys",
+            "manifest + --allowed-topology-keys",
+        ),
+        Rule(
+            "no-spread",
+            "warning (nothing spreads) / info (only the System defaults)",
+            "a workload of two or more replicas with no spread constraints or required pod "
+            "anti-affinity of its own",
+            "manifest",
+        ),
+        Rule(
+            "zone-and-hostname-spread",
+            "warning",
+            "a workload of three or more replicas without both a zone and a hostname "
+            "constraint (opt-in policy)",
+            "manifest + --enable",
+            opt_in=True,
+        ),
+        Rule(
+            "selector-overlap",
+            "warning (hard) / info (soft)",
+            "a constraint's labelSelector or the workload's selector also matches another "
+            "workload's pod template labels",
+            "manifests linted together",
+        ),
+        Rule(
             "defaults-invisible-to-autoscaler",
             "warning",
             "hard cluster default constraints apply, which cluster-autoscaler and Karpenter "
@@ -132,6 +183,9 @@ RULES: Final[Mapping[str, Rule]] = {
     )
 }
 """Every rule, in the order the README lists them."""
+
+OPT_IN_RULES: Final = frozenset(rule.id for rule in RULES.values() if rule.opt_in)
+"""Rules left out unless enabled."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ Deployment is counted for the template of its newest ReplicaSet (highest
 ``deployment.kubernetes.io/revision``), as a pod it creates next carries that
 ReplicaSet's ``pod-template-hash`` label; a StatefulSet for the revision of its highest
 ordinal (StatefulSets roll from the highest ordinal down). The template becomes a pod as
-the API server would admit it (:func:`topospread.engine.sim.state.admit_pod`:
+the API server would admit it (:func:`topospread.model.admission.admit_pod`:
 ``matchLabelKeys`` merged into selectors, DefaultTolerationSeconds), with a controller
 reference, so cluster default constraints derive their selector as for a real pod.
 Pods without a controller are grouped by namespace and labels.
@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from topospread.engine.sim.state import admit_pod
+from topospread.model.admission import UNKNOWN_ADMISSION_OBJECTS, AdmissionObjects, admit_pod
 from topospread.model.objects import (
     Deployment,
+    LabelSelector,
     ObjectMeta,
     OwnerReference,
     Pod,
@@ -90,6 +91,8 @@ class Workload:
     """Other bare pods grouped with the first (same namespace and labels)."""
     written: Pod | None = None
     """The counted template as written, before admission (``template`` when None)."""
+    selector: LabelSelector | None = None
+    """The workload's ``spec.selector``; None for pods, CronJobs and unknown owners."""
 
     @property
     def ref(self) -> str:
@@ -120,15 +123,22 @@ def _owner(kind: str, name: str, uid: str) -> OwnerReference:
     return OwnerReference(_API_VERSIONS.get(kind, "apps/v1"), kind, name, uid, True)
 
 
-def next_pod(template: Pod, namespace: str, name: str, owner: OwnerReference | None) -> Pod:
-    """A template as the pod its controller would create next, after admission."""
+def next_pod(
+    template: Pod,
+    namespace: str,
+    name: str,
+    owner: OwnerReference | None,
+    admission: AdmissionObjects = UNKNOWN_ADMISSION_OBJECTS,
+) -> Pod:
+    """A template as the pod its controller would create next, after admission over the
+    LimitRanges, RuntimeClasses and PriorityClasses known (none, for bare manifests)."""
     meta = replace(
         template.metadata,
         name=name,
         namespace=namespace,
         owner_references=(owner,) if owner is not None else (),
     )
-    return admit_pod(replace(template, metadata=meta, node_name=""))
+    return admit_pod(replace(template, metadata=meta, node_name=""), admission)
 
 
 def _revision(rs: ReplicaSet) -> int:
@@ -149,11 +159,13 @@ def _replicas(obj: TemplatedWorkload) -> int | None:
     return 1 if obj.replicas is None else obj.replicas
 
 
-def workload_of_manifest(obj: TemplatedWorkload | Pod) -> Workload:
+def workload_of_manifest(
+    obj: TemplatedWorkload | Pod, admission: AdmissionObjects = UNKNOWN_ADMISSION_OBJECTS
+) -> Workload:
     """A workload from a manifest alone (no ReplicaSets, no pods): what ``lint`` inspects."""
     meta = obj.metadata
     if isinstance(obj, Pod):
-        stored = obj if obj.metadata.uid else admit_pod(obj)
+        stored = obj if obj.metadata.uid else admit_pod(obj, admission)
         return Workload(
             "Pod", meta.namespace, meta.name, meta, obj, stored, f"pod {meta.name}", None
         )
@@ -165,7 +177,11 @@ def workload_of_manifest(obj: TemplatedWorkload | Pod) -> Workload:
         if isinstance(obj, CronJob):
             owner_kind = "Job"
         counted = next_pod(
-            template, meta.namespace, f"{meta.name}-new", _owner(owner_kind, meta.name, meta.uid)
+            template,
+            meta.namespace,
+            f"{meta.name}-new",
+            _owner(owner_kind, meta.name, meta.uid),
+            admission,
         )
     return Workload(
         kind,
@@ -178,6 +194,7 @@ def workload_of_manifest(obj: TemplatedWorkload | Pod) -> Workload:
         _replicas(obj),
         rolling_update=isinstance(obj, Deployment) and obj.strategy.type == "RollingUpdate",
         excluded=_DAEMONSET_NOTE if isinstance(obj, DaemonSet) else "",
+        selector=None if isinstance(obj, CronJob | Job) else obj.selector,
     )
 
 
@@ -189,6 +206,9 @@ _DAEMONSET_NOTE: Final = (
 def group_workloads(objects: Iterable[ManifestObject]) -> tuple[list[Workload], list[str]]:
     """Every workload with its pods, in input order, and notes on what was left out."""
     objs = list(objects)
+    # The inputs' LimitRanges and RuntimeClasses shape the pods a template makes; a capture
+    # may lack the PriorityClasses its pods name, so priority is left as written.
+    admission = replace(AdmissionObjects.of(objs), complete=False)
     notes: list[str] = []
     controllers: dict[tuple[str, str, str], TemplatedWorkload] = {}
     for obj in objs:
@@ -237,7 +257,7 @@ def group_workloads(objects: Iterable[ManifestObject]) -> tuple[list[Workload], 
         if top(kind, namespace, name) != (kind, namespace, name):
             continue
         pods = tuple(pods_of.pop((kind, namespace, name), ()))
-        base = workload_of_manifest(obj)
+        base = workload_of_manifest(obj, admission)
         if base.excluded:
             notes.append(f"{base.ref}: {base.excluded}")
             continue
@@ -252,7 +272,7 @@ def group_workloads(objects: Iterable[ManifestObject]) -> tuple[list[Workload], 
                 assert newest.template is not None
                 rs_ref = _owner("ReplicaSet", newest.metadata.name, newest.metadata.uid)
                 counted = next_pod(
-                    newest.template, namespace, f"{newest.metadata.name}-new", rs_ref
+                    newest.template, namespace, f"{newest.metadata.name}-new", rs_ref, admission
                 )
                 counted_from = f"ReplicaSet {newest.metadata.name}"
                 written = newest.template
@@ -271,7 +291,7 @@ def group_workloads(objects: Iterable[ManifestObject]) -> tuple[list[Workload], 
                     obj.template, metadata=replace(obj.template.metadata, labels=labels)
                 )
                 ss_ref = _owner("StatefulSet", name, obj.metadata.uid)
-                counted = next_pod(template, namespace, f"{name}-new", ss_ref)
+                counted = next_pod(template, namespace, f"{name}-new", ss_ref, admission)
                 counted_from = f"revision {revision}"
             else:
                 counted_from = "statefulset template"
@@ -283,7 +303,7 @@ def group_workloads(objects: Iterable[ManifestObject]) -> tuple[list[Workload], 
     # for its first pod as stored (pods read back from a cluster are already admitted).
     for (kind, namespace, name), pods_list in pods_of.items():
         first = pods_list[0]
-        counted = first if first.metadata.uid else admit_pod(first)
+        counted = first if first.metadata.uid else admit_pod(first, admission)
         workloads.append(
             Workload(
                 kind,
@@ -299,7 +319,7 @@ def group_workloads(objects: Iterable[ManifestObject]) -> tuple[list[Workload], 
         )
     for (namespace, _), pods_list in bare.items():
         first = pods_list[0]
-        counted = first if first.metadata.uid else admit_pod(first)
+        counted = first if first.metadata.uid else admit_pod(first, admission)
         workloads.append(
             Workload(
                 "Pod",
