@@ -6,10 +6,12 @@ evicts nothing and says why."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
-from topospread.engine.rebalance import plan_rebalance
+from topospread.engine.rebalance import RebalancePlan, plan_rebalance
+from topospread.model.objects import Pod
 from topospread.model.workloads import decode_manifests
 
 ZONE = "topology.kubernetes.io/zone"
@@ -112,3 +114,27 @@ def test_random_clusters(seed: int) -> None:
             if w.ref in plan.targets and c.hard:
                 assert r.satisfied, (seed, w.ref, r)
             assert max(0, r.skew - r.max_skew) <= excess_before, (seed, w.ref, r)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_renaming_the_pods_of_a_random_cluster_does_not_change_its_plan(seed: int) -> None:
+    objects = _cluster(seed)
+    names = sorted(o.name for o in objects if isinstance(o, Pod))
+    shuffled = names[:]
+    random.Random(seed).shuffle(shuffled)
+    renamed = dict(zip(names, (f"x{n}" for n in shuffled), strict=True))
+    objects_renamed = [
+        replace(o, metadata=replace(o.metadata, name=renamed[o.name])) if isinstance(o, Pod) else o
+        for o in objects
+    ]
+
+    def shape(plan: RebalancePlan) -> tuple[object, ...]:
+        return (
+            plan.converged,
+            tuple(
+                (e.batch, e.workload, e.node, e.expected_node, e.tied_nodes, e.certain, e.skew)
+                for e in plan.evictions or plan.best_effort
+            ),
+        )
+
+    assert shape(plan_rebalance(objects_renamed)) == shape(plan_rebalance(objects))

@@ -37,8 +37,16 @@ from topospread.engine.audit import AuditReport, Scope, audit, count_constraints
 from topospread.engine.audit.workloads import Workload, group_workloads
 from topospread.engine.cluster import Cluster
 from topospread.engine.cycle import schedule_one
-from topospread.engine.sim.controllers import selector_matches
+from topospread.engine.sim.controllers import (
+    LABEL_CONTROLLER_REVISION_HASH,
+    LABEL_SS_POD_INDEX,
+    LABEL_SS_POD_NAME,
+    selector_matches,
+)
 from topospread.engine.sim.result import ConstraintReport
+from topospread.engine.sim.state import admit_pod
+from topospread.engine.sim.volumes import with_claim_volumes
+from topospread.errors import InputError
 from topospread.framework.config.decode import default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
@@ -50,8 +58,11 @@ from topospread.model.objects import (
     Deployment,
     KubeObject,
     Node,
+    ObjectMeta,
     Pod,
     PodDisruptionBudget,
+    ReplicaSet,
+    StatefulSet,
 )
 from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
@@ -73,6 +84,9 @@ __all__ = [
 ANNOTATION_MIRROR = "kubernetes.io/config.mirror"
 """Set by the kubelet on the mirror pod of a static pod."""
 _RECREATING_OWNERS = frozenset({"ReplicaSet", "StatefulSet"})
+_SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+"""``SystemCriticalPriority``: the descheduler's DefaultEvictor never evicts pods at or above
+it (``system-cluster-critical``, ``system-node-critical``) unless told to."""
 _TERMINATING = "rebalance"
 """The deletion timestamp given to evicted pods in the simulation (any non-empty value)."""
 
@@ -253,6 +267,14 @@ class _World:
         self.node_names = {n.name for n in self.nodes}
         self.node_by_name = {n.name: n for n in self.nodes}
         self.budgets: tuple[PodDisruptionBudget, ...] = kube.objects.pod_disruption_budgets
+        self.priority_classes = kube.priority_classes
+        self.controllers: dict[tuple[str, str, str], ReplicaSet | StatefulSet] = {
+            (type(o).__name__, o.metadata.namespace, o.metadata.name): o
+            for o in objects
+            if isinstance(o, ReplicaSet | StatefulSet)
+        }
+        self.copied: set[str] = set()
+        """Controllers not in the input: their replacements are copies of the evicted pods."""
         self.workloads, self.notes = group_workloads(objects)
         self.workload_of: dict[str, Workload] = {}
         for w in self.workloads:
@@ -294,6 +316,55 @@ class _World:
                         w.ref, w.namespace, action == "DoNotSchedule", report, constraint.selector
                     )
         return result
+
+    def replacement(self, pod: Pod, step: int) -> Pod:
+        """The pod ``pod``'s controller creates once it is evicted, as the API server
+        stores it: the ReplicaSet's or StatefulSet's *current* template (a ReplicaSet whose
+        template was edited since ``pod`` was made creates the edited pod), named as the
+        controller names it, admitted (``admit_pod``: defaulting, ``matchLabelKeys``,
+        the Priority admission, DefaultTolerationSeconds), as the simulator's controllers
+        create pods. Raises :class:`InputError` where the API server would refuse it.
+        A controller missing from the input leaves only the evicted pod to copy."""
+        ref = pod.metadata.controller()
+        owner = self.controllers.get((ref.kind, pod.namespace, ref.name)) if ref else None
+        template = owner.template if owner is not None else None
+        ordinal = pod.name.removeprefix(f"{ref.name}-") if ref is not None else ""
+        if ref is None or template is None:
+            if ref is not None:
+                self.copied.add(f"{ref.kind} {pod.namespace}/{ref.name}")
+            return _copy(pod, step)
+        labels = dict(template.metadata.labels)
+        if isinstance(owner, StatefulSet):
+            if not ordinal.isdigit():
+                self.copied.add(f"{ref.kind} {pod.namespace}/{ref.name}")
+                return _copy(pod, step)
+            # newStatefulSetPod: the same name and ordinal labels. The revision label is
+            # the evicted pod's: ControllerRevisions are not read, and a set that is not
+            # mid-rollout recreates a pod at the revision its pods have.
+            name = pod.name
+            labels |= {LABEL_SS_POD_NAME: name, LABEL_SS_POD_INDEX: ordinal}
+            revision = pod.labels.get(LABEL_CONTROLLER_REVISION_HASH)
+            if revision is not None:
+                labels[LABEL_CONTROLLER_REVISION_HASH] = revision
+        else:
+            name = f"{ref.name}-rebalance{step}"
+        new = replace(
+            template,
+            metadata=ObjectMeta(
+                name=name,
+                namespace=pod.namespace,
+                labels=labels,
+                annotations=dict(template.metadata.annotations),
+                owner_references=(ref,),
+            ),
+            node_name="",
+            phase="Pending",
+        )
+        if isinstance(owner, StatefulSet):
+            new = with_claim_volumes(new, owner, int(ordinal))
+        admitted = admit_pod(new, self.priority_classes or None)
+        uid = f"rebalance-{step}-{pod.metadata.uid}"
+        return replace(admitted, metadata=replace(admitted.metadata, uid=uid))
 
     def place(self, pods: Sequence[Pod], pod: Pod) -> tuple[str | None, tuple[str, ...], str]:
         """Where the real cycle puts ``pod``: the first best node, every tied node, and
@@ -369,6 +440,8 @@ def _protection(pod: Pod, options: RebalanceOptions) -> str | None:
         return "a DaemonSet pod"
     if ref.kind not in _RECREATING_OWNERS:
         return f"owned by a {ref.kind}, which does not recreate evicted pods as they were"
+    if (pod.priority or 0) >= _SYSTEM_CRITICAL_PRIORITY:
+        return "system-critical priority (the descheduler's DefaultEvictor keeps it too)"
     if pod.key in options.local_storage and not options.allow_local_storage:
         return "local storage (emptyDir/hostPath; --allow-local-storage)"
     if pod.metadata.deletion_timestamp is not None:
@@ -385,6 +458,8 @@ class _State:
     batch: int = 1
     in_batch: int = 0
     budget_left: dict[tuple[str, str], int] = field(default_factory=dict)
+    healthy: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Each budget's ``currentHealthy`` less the Ready pods evicted in this batch."""
     per_node: Counter[str] = field(default_factory=Counter)
     per_namespace: Counter[str] = field(default_factory=Counter)
     last_uncertain: bool = False
@@ -414,7 +489,9 @@ def _potential(
     )
 
 
-def _replacement(pod: Pod, step: int) -> Pod:
+def _copy(pod: Pod, step: int) -> Pod:
+    """The evicted pod as its own replacement: only where its controller's template is not
+    in the input (a live read always has it)."""
     ref = pod.metadata.controller()
     if ref is not None and ref.kind == "StatefulSet":
         name = pod.name
@@ -515,16 +592,11 @@ def plan_rebalance(
             else:
                 bounds.append(moves)
         per_workload.append(max(bounds, default=0))
-    # Evictions of different workloads add up only when no target constraint counts
-    # another target workload's pods (one eviction could then serve two of them).
+    # Evictions of different workloads add up only when no pod is counted by the
+    # constraints of two target workloads (one eviction could then serve both); whose pod
+    # it is does not matter, any counted pod may be evicted.
     shared = any(
-        initial[key].selector.matches(p.labels)
-        for key in targets
-        for p in pods
-        if p.namespace == initial[key].namespace
-        and (w := world.workload_of.get(p.key)) is not None
-        and w.ref != key[0]
-        and w.ref in target_workloads
+        len({c.workload for c in _counting(initial, p, targets)}) > 1 for p in pods if p.node_name
     )
     lower_bound = max(per_workload, default=0) if shared else sum(per_workload)
 
@@ -549,7 +621,14 @@ def plan_rebalance(
             lower_bound,
             () if converged else tuple(steps),
             tuple(protected),
-            tuple(world.notes),
+            (
+                *world.notes,
+                *(
+                    f"{owner} is not in the input: its replacements are simulated as copies "
+                    "of the evicted pods, not from its current template"
+                    for owner in sorted(world.copied)
+                ),
+            ),
         )
 
     for w in world.workloads:
@@ -564,10 +643,7 @@ def plan_rebalance(
         return finish(False, "; ".join(impossible), [], pods)
 
     state = _State(list(pods))
-    for budget in world.budgets:
-        state.budget_left[(budget.metadata.namespace, budget.metadata.name)] = (
-            budget.disruptions_allowed
-        )
+    _reset_budgets(world, state)
     steps: list[Eviction] = []
     measure = initial
     protected: dict[str, str] = {}
@@ -588,10 +664,11 @@ def plan_rebalance(
             _start_batch(world, state)
         rejections: Counter[str] = Counter()
         best: _Trial | None = None
-        best_key: tuple[int, tuple[int, int, int], bool, str] | None = None
+        best_key: tuple[int, tuple[int, int, int], bool, int] | None = None
         now_potential = _potential(measure, targets)
         improving = 0
-        for pod, new_batch, why_not in _candidates(world, state, measure, remaining, options):
+        candidates = _candidates(world, state, measure, remaining, options)
+        for index, (pod, new_batch, why_not) in enumerate(candidates):
             if why_not is not None:
                 if why_not.startswith("protected: "):
                     protected[pod.key] = why_not.removeprefix("protected: ")
@@ -606,7 +683,8 @@ def plan_rebalance(
                 rejections["its replacement would not land in a less crowded domain"] += 1
                 continue
             trial = replace(trial, new_batch=new_batch)
-            rank = (pod.priority or 0, trial.potential, new_batch, pod.key)
+            # Ties go to the earlier candidate: the order is name-independent.
+            rank = (pod.priority or 0, trial.potential, new_batch, index)
             if best_key is None or rank < best_key:
                 best, best_key = trial, rank
             improving += 1
@@ -643,8 +721,38 @@ def _describe_remaining(
 
 def _summarise(rejections: Counter[str]) -> str:
     if not rejections:
-        return "no pod of the workload sits in a crowded domain"
+        return "no pod its selector counts sits in a crowded domain"
     return "; ".join(f"{n} pod(s): {why}" for why, n in rejections.most_common(4))
+
+
+def _counting(
+    measure: Mapping[ConstraintKey, _Counted], pod: Pod, keys: Iterable[ConstraintKey]
+) -> list[_Counted]:
+    """The constraints among ``keys`` that count ``pod`` (same namespace, selector matches:
+    upstream counts every such pod, whoever owns it)."""
+    return [
+        measure[k]
+        for k in keys
+        if measure[k].namespace == pod.namespace and measure[k].selector.matches(pod.labels)
+    ]
+
+
+def _class_of(pod: Pod) -> tuple[object, ...]:
+    """What makes two pods different evictions, their names aside: the controller that
+    replaces them, labels, priority, readiness, phase and the rest of the spec (requests
+    free room on the node; a StatefulSet pod's claims pin it)."""
+    ref = pod.metadata.controller()
+    neutral = replace(
+        pod, metadata=ObjectMeta(""), node_name="", conditions=(), start_time=None, phase=""
+    )
+    return (
+        (ref.kind, ref.name) if ref is not None else None,
+        tuple(sorted(pod.labels.items())),
+        pod.priority or 0,
+        _ready(pod),
+        pod.phase,
+        repr(neutral),
+    )
 
 
 def _candidates(
@@ -655,16 +763,17 @@ def _candidates(
     options: RebalanceOptions,
 ) -> Iterable[tuple[Pod, bool, str | None]]:
     """Pods worth trying, whether they need a new batch (a budget spent in this one), or
-    why not. Evictable pods of one workload, priority and labels in the same domain of
-    every topology key its constraints use are the same eviction for spread: one is tried,
-    from the node holding most of the workload's pods (the most crowded host first)."""
-    crowded: dict[str, list[tuple[str, int, Mapping[str, int]]]] = {}
-    for key in remaining:
-        r = measure[key].report
-        crowded.setdefault(key[0], []).append((r.topology_key, r.global_min, r.domain_counts))
-    keys_of: dict[str, tuple[str, ...]] = {}
-    for (ref, _), counted in sorted(measure.items()):
-        keys_of[ref] = (*keys_of.get(ref, ()), counted.report.topology_key)
+    why not. Every pod a remaining constraint counts in a domain above its global minimum
+    is worth trying, whoever owns it (the descheduler's RemovePodsViolatingTopologySpread-
+    Constraint evicts any evictable pod the selector matches): another ReplicaSet's pod
+    with the same labels moves the counts as well as the workload's own.
+
+    Pods of one class (:func:`_class_of`) in the same domain of every topology key that
+    counts them are the same eviction for spread: one is tried. The order, and so the
+    choice, never depends on pod names: lower priority, the targets' own pods, the most
+    crowded host (most pods of the same workload), the cluster's node order, the class;
+    a name only picks among pods of one class on one node, which are interchangeable."""
+    target_refs = {k[0] for k in remaining}
     live = [
         p
         for p in state.pods
@@ -675,24 +784,46 @@ def _candidates(
         w = world.workload_of.get(p.key)
         if w is not None:
             on_node[(w.ref, p.node_name)] += 1
+    node_index = {n.name: i for i, n in enumerate(world.nodes)}
+    every_key = sorted(measure)
+    keys_cache: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, ...]] = {}
 
-    def order(p: Pod) -> tuple[int, int, str]:
-        w = world.workload_of.get(p.key)
-        return (p.priority or 0, -on_node[(w.ref if w else "", p.node_name)], p.key)
+    def topology_keys(pod: Pod) -> tuple[str, ...]:
+        # Every topology key of every constraint (targets or not) that counts the pod.
+        cache_key = (pod.namespace, tuple(sorted(pod.labels.items())))
+        found = keys_cache.get(cache_key)
+        if found is None:
+            found = keys_cache[cache_key] = tuple(
+                sorted({c.report.topology_key for c in _counting(measure, pod, every_key)})
+            )
+        return found
+
+    worth: list[tuple[tuple[object, ...], Pod]] = []
+    for pod in live:
+        w = world.workload_of.get(pod.key)
+        if w is None:
+            continue
+        labels = world.node_by_name[pod.node_name].labels
+        if not any(
+            (domain := labels.get(c.report.topology_key)) is not None
+            and c.report.domain_counts.get(domain, -1) > c.report.global_min
+            for c in _counting(measure, pod, remaining)
+        ):
+            continue
+        klass = _class_of(pod)
+        order = (
+            pod.priority or 0,
+            w.ref not in target_refs,
+            -on_node[(w.ref, pod.node_name)],
+            node_index[pod.node_name],
+            repr(klass),
+            pod.key,
+        )
+        worth.append((order, pod))
+    worth.sort(key=lambda item: item[0])
 
     seen: set[tuple[object, ...]] = set()
-    for pod in sorted(live, key=order):
-        w = world.workload_of.get(pod.key)
-        if w is None or w.ref not in crowded:
-            continue
-        node = world.node_by_name[pod.node_name]
-        worth = False
-        for topology_key, global_min, counts in crowded[w.ref]:
-            domain = node.labels.get(topology_key)
-            if domain is not None and counts.get(domain, 0) > global_min:
-                worth = True
-        if not worth:
-            continue
+    for _, pod in worth:
         why = _protection(pod, options)
         if why is not None:
             yield pod, False, f"protected: {why}"
@@ -707,40 +838,71 @@ def _candidates(
         ):
             yield pod, False, f"--max-per-namespace {options.max_per_namespace} reached"
             continue
-        budgets = _budgets_of(pod, world.budgets)
-        if len(budgets) > 1:
-            names_ = ", ".join(b.metadata.name for b in budgets)
-            yield (
-                pod,
-                False,
-                f"protected: several PodDisruptionBudgets ({names_}); the Eviction API refuses",
-            )
+        budget, refused = _budget_spent(pod, world, state)
+        if refused is not None:
+            yield pod, False, f"protected: {refused}"
             continue
         new_batch = state.in_batch >= options.batch_size or state.last_uncertain
-        if budgets and _ready(pod):
-            b = budgets[0]
-            left = state.budget_left.get((b.metadata.namespace, b.metadata.name), 0)
-            if b.disruptions_allowed <= 0:
-                yield (
-                    pod,
-                    False,
-                    (f"protected: PodDisruptionBudget {b.metadata.name} allows no disruption"),
-                )
-                continue
-            if left <= 0:
+        if budget is not None:
+            key = (budget.metadata.namespace, budget.metadata.name)
+            if state.budget_left.get(key, 0) <= 0:
                 new_batch = True
+        labels = world.node_by_name[pod.node_name].labels
         signature = (
-            w.ref,
-            tuple(node.labels.get(k) for k in keys_of.get(w.ref, ())),
-            tuple(sorted(pod.labels.items())),
-            pod.priority,
-            _ready(pod),
+            _class_of(pod),
+            tuple(labels.get(k) for k in topology_keys(pod)),
             new_batch,
         )
         if signature in seen:
             continue
         seen.add(signature)
         yield pod, new_batch, None
+
+
+def _budget_spent(
+    pod: Pod, world: _World, state: _State
+) -> tuple[PodDisruptionBudget | None, str | None]:
+    """The budget whose ``disruptionsAllowed`` evicting ``pod`` spends (None: none), or why
+    the Eviction API refuses it, as ``EvictionREST.Create`` decides
+    (pkg/registry/core/pod/storage/eviction.go, v1.37.1):
+
+    * a Pending pod (``canIgnorePDB``; bound pods are Pending until their containers start)
+      is deleted without looking at budgets;
+    * more than one budget: refused;
+    * a pod that is not Ready (``IsPodReady``) goes without spending when the budget's
+      ``unhealthyPodEvictionPolicy`` is ``AlwaysAllow``, or, under ``IfHealthyBudget``
+      (the default), while the budget is healthy: ``currentHealthy >= desiredHealthy``
+      and ``desiredHealthy > 0``;
+    * otherwise ``checkAndDecrement``: ``disruptionsAllowed`` must be above 0, and is
+      spent (an unready pod under an unhealthy budget spends it too).
+
+    ``currentHealthy`` is the budget's status less the Ready pods this batch evicted (the
+    disruption controller stops counting them as soon as the API server records them)."""
+    if pod.phase == "Pending":
+        return None, None
+    budgets = _budgets_of(pod, world.budgets)
+    if len(budgets) > 1:
+        names_ = ", ".join(b.metadata.name for b in budgets)
+        return None, f"several PodDisruptionBudgets ({names_}); the Eviction API refuses"
+    if not budgets:
+        return None, None
+    budget = budgets[0]
+    key = (budget.metadata.namespace, budget.metadata.name)
+    unhealthy = ""
+    if not _ready(pod):
+        if budget.unhealthy_pod_eviction_policy == "AlwaysAllow":
+            return None, None
+        healthy = state.healthy.get(key, budget.current_healthy)
+        if healthy >= budget.desired_healthy > 0:
+            return None, None
+        unhealthy = (
+            f" (the pod is not Ready and the budget is not healthy: it needs "
+            f"{budget.desired_healthy} healthy pods and has {healthy} currently; "
+            "unhealthyPodEvictionPolicy AlwaysAllow would let it go)"
+        )
+    if budget.disruptions_allowed <= 0:
+        return None, f"PodDisruptionBudget {budget.metadata.name} allows no disruption{unhealthy}"
+    return budget, None
 
 
 def _try(
@@ -753,17 +915,22 @@ def _try(
     targets: frozenset[ConstraintKey],
 ) -> tuple[_Trial | None, str]:
     without = _without(pods, pod)
-    replacement = _replacement(pod, step)
+    try:
+        replacement = world.replacement(pod, step)
+    except InputError as e:
+        return None, f"its controller's new pod would be refused: {e}"
     selected, tied, message = world.place(without, replacement)
     if selected is None:
         return None, f"its replacement would fit nowhere ({message})"
     outcomes = []
-    # Only constraints whose selector matches the pod (its replacement has its labels) can
-    # change; landings in the same domain of every key they use give the same counts.
+    # Only constraints whose selector matches the pod or its replacement (made from the
+    # current template, its labels may differ) can change; landings in the same domain of
+    # every key they use give the same counts.
     affected = frozenset(
         c.workload
         for c in measure.values()
-        if c.namespace == pod.namespace and c.selector.matches(pod.labels)
+        if c.namespace == pod.namespace
+        and (c.selector.matches(pod.labels) or c.selector.matches(replacement.labels))
     )
     keys = sorted({c.report.topology_key for c in measure.values() if c.workload in affected})
     by_domains: dict[tuple[str | None, ...], dict[ConstraintKey, _Counted]] = {}
@@ -805,11 +972,15 @@ def _start_batch(world: _World, state: _State) -> None:
     state.batch += 1
     state.in_batch = 0
     state.last_uncertain = False
-    for budget in world.budgets:
-        state.budget_left[(budget.metadata.namespace, budget.metadata.name)] = (
-            budget.disruptions_allowed
-        )
+    _reset_budgets(world, state)
     state.pods = _settled(state.pods)
+
+
+def _reset_budgets(world: _World, state: _State) -> None:
+    for budget in world.budgets:
+        key = (budget.metadata.namespace, budget.metadata.name)
+        state.budget_left[key] = budget.disruptions_allowed
+        state.healthy[key] = budget.current_healthy
 
 
 def _record(
@@ -825,12 +996,16 @@ def _record(
     if trial.new_batch and (state.in_batch > 0):
         # A budget spent in this batch: the trial was simulated in the next one already.
         _start_batch(world, state)
+    budget, _ = _budget_spent(pod, world, state)
     state.in_batch += 1
     state.last_uncertain = not trial.certain
-    if _ready(pod):
+    if budget is not None:
+        key = (budget.metadata.namespace, budget.metadata.name)
+        state.budget_left[key] = state.budget_left.get(key, 0) - 1
+    if _ready(pod) and pod.phase != "Pending":
         for b in _budgets_of(pod, world.budgets):
             key = (b.metadata.namespace, b.metadata.name)
-            state.budget_left[key] = state.budget_left.get(key, 0) - 1
+            state.healthy[key] = state.healthy.get(key, b.current_healthy) - 1
     state.per_node[pod.node_name] += 1
     state.per_namespace[pod.namespace] += 1
     # The replacement is Ready by the time the next batch starts (--apply waits for it),
@@ -842,10 +1017,17 @@ def _record(
     w = world.workload_of[pod.key]
     world.workload_of[trial.replacement.key] = w
     node = world.node_by_name[pod.node_name]
-    keys = sorted(k for k in targets if k[0] == w.ref)
+    # The target constraints the eviction moves: those counting the pod, whoever owns it.
+    keys = sorted(
+        k
+        for k in targets
+        if k in measure
+        and measure[k].namespace == pod.namespace
+        and measure[k].selector.matches(pod.labels)
+    )
     skews = tuple(
         SkewChange(
-            w.ref,
+            k[0],
             measure[k].report.topology_key,
             measure[k].report.when_unsatisfiable,
             measure[k].report.max_skew,
