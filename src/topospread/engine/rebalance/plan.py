@@ -3,27 +3,33 @@
 Pure: no I/O. Each step is simulated as the cluster would play it: the evicted pod turns
 Terminating (it still holds its node's resources, as in the scheduler's cache, but no
 longer counts for spread, kubernetes#87621), its owning controller creates a replacement
-from the same template (a StatefulSet reuses the name once the old pod is gone), and the
-real scheduling cycle (:func:`topospread.engine.cycle.schedule_one`, the profile serving
-the pod) places it. kube-scheduler picks at random among nodes tied for the best score,
-so every tied node is simulated: a step is accepted only when *every* tied landing keeps
+from its *current* template, admitted as the API server admits it (a StatefulSet reuses
+the name once the old pod is gone), and the real scheduling cycle
+(:func:`topospread.engine.cycle.schedule_one`, the profile serving the pod) places it.
+kube-scheduler picks at random among nodes tied for the best score, so every tied node
+is simulated: a step is accepted only when *every* tied landing keeps
 each constraint at or below where it was and the worst landing still brings the targets
 closer to balance; the plan continues from that worst landing and marks the step
 ``certain: false`` when the tied landings do not give the same counts.
 
 The search is greedy, one eviction at a time, minimising (skew above maxSkew, pods above
-``globalMin + maxSkew``, sum of squared domain counts) over the target constraints. What
-is proven: a lower bound on the evictions any plan needs (each eviction moves one pod of
-one workload, so per constraint at least ``max(pods above the band, missing pods below
+``globalMin + maxSkew``, sum of squared domain counts) over the target constraints. Every
+movable pod a target constraint counts is a candidate, whoever owns it (as the
+descheduler's RemovePodsViolatingTopologySpreadConstraint); pods are told apart by
+controller, node and spec, never by name, so renaming pods does not change a plan. What
+is proven: a lower bound on the evictions any plan needs (each eviction moves one pod, so
+per constraint at least ``max(pods above the band, missing pods below
 it)`` for the best band ``[L, L + maxSkew]`` with ``D·L ≤ N ≤ D·(L + maxSkew)``); when the
 plan's count equals it, the plan is minimal.
 
 Safety rules (as the descheduler's DefaultEvictor, and stricter): never DaemonSet, mirror
-or static pods, pods without a controller, or pods whose controller does not recreate
-them (only ReplicaSet and StatefulSet pods are planned); no pods with local storage
-(``emptyDir``/``hostPath``) unless allowed; PodDisruptionBudgets: a Ready pod covered by a
-budget needs ``disruptionsAllowed`` left in the current batch (one budget per pod, as the
-Eviction API requires); lower priority first; limits per node, per namespace and in total.
+or static pods, system-critical pods, pods without a controller, or pods whose controller
+does not recreate them (only ReplicaSet and StatefulSet pods are planned); no pods with
+local storage (``emptyDir``/``hostPath``) unless allowed; PodDisruptionBudgets as the
+Eviction API applies them (:func:`_budget_spent`): one budget per pod, an unready pod
+passes only under ``AlwaysAllow`` or a healthy budget, every other covered pod needs
+``disruptionsAllowed`` left in the current batch; lower priority first; limits per node,
+per namespace and in total.
 """
 
 from __future__ import annotations
