@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -20,14 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	api "k8s.io/kubernetes/pkg/apis/core"
-	podstore "k8s.io/kubernetes/pkg/registry/core/pod"
 	"sigs.k8s.io/yaml"
 
 	// Register core/v1, apps/v1 and policy/v1 (with their API-server defaulting
 	// functions) in legacyscheme.
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
@@ -58,8 +57,11 @@ type Cluster struct {
 	StatefulSets []*appsv1.StatefulSet
 	Namespaces   []*v1.Namespace                 // their labels feed inter-pod affinity namespaceSelectors
 	PDBs         []*policyv1.PodDisruptionBudget // DefaultPreemption's PDB lister
-	// PriorityClasses feed the Priority admission of pods not yet stored (no uid).
+	// PriorityClasses, LimitRanges and RuntimeClasses (and the StorageClasses in Storage)
+	// feed the admission of pods and claims not yet stored (no uid), see admission.go.
 	PriorityClasses []*schedulingv1.PriorityClass
+	LimitRanges     []*v1.LimitRange
+	RuntimeClasses  []*nodev1.RuntimeClass
 	// Storage holds the PersistentVolumes, PersistentVolumeClaims, StorageClasses,
 	// CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments, in input order:
 	// the volume plugins (VolumeBinding, VolumeZone, NodeVolumeLimits,
@@ -86,6 +88,8 @@ var wantedKinds = map[string]string{
 	"Namespace":             "v1",
 	"PodDisruptionBudget":   "policy/v1",
 	"PriorityClass":         "scheduling.k8s.io/v1",
+	"LimitRange":            "v1",
+	"RuntimeClass":          "node.k8s.io/v1",
 	"PersistentVolume":      "v1",
 	"PersistentVolumeClaim": "v1",
 	"StorageClass":          "storage.k8s.io/v1",
@@ -222,35 +226,7 @@ func decodeJSONObject(doc []byte, itemKind string, out *[]runtime.Object) error 
 		return fmt.Errorf("decoding %s: %w", ti.Kind, err)
 	}
 	legacyscheme.Scheme.Default(obj)
-	if pod, ok := obj.(*v1.Pod); ok && pod.UID == "" {
-		if err := prepareForCreate(pod); err != nil {
-			return fmt.Errorf("pod %s: %w", pod.Name, err)
-		}
-	}
 	*out = append(*out, obj)
-	return nil
-}
-
-// prepareForCreate applies to a pod that has not been through an API server (no
-// metadata.uid: a manifest) what the API server does to it on create, by upstream's own
-// code: the pod registry strategy's PrepareForCreate (disabled fields dropped, pod
-// (anti-)affinity and spread matchLabelKeys merged into selectors, pod-level resources
-// defaulted) on the internal type, converted back. The status is kept as written: a
-// pod in a cluster file with a node, phase or start time describes one that exists.
-// Stored pods (with a uid) already carry these changes and are left alone.
-func prepareForCreate(pod *v1.Pod) error {
-	internal := &api.Pod{}
-	if err := legacyscheme.Scheme.Convert(pod, internal, nil); err != nil {
-		return err
-	}
-	podstore.Strategy.PrepareForCreate(context.Background(), internal)
-	created := &v1.Pod{}
-	if err := legacyscheme.Scheme.Convert(internal, created, nil); err != nil {
-		return err
-	}
-	status := pod.Status
-	*pod = *created
-	pod.Status = status
 	return nil
 }
 
@@ -335,6 +311,22 @@ func decodeCluster(inputs []sourcedBytes) (*Cluster, error) {
 				}
 				workloadKeys[key] = in.source
 				c.PriorityClasses = append(c.PriorityClasses, o)
+			case *v1.LimitRange:
+				if err := addWorkload(in.source, "LimitRange", &o.ObjectMeta); err != nil {
+					return nil, &inputError{source: in.source, err: err}
+				}
+				c.LimitRanges = append(c.LimitRanges, o)
+			case *nodev1.RuntimeClass:
+				// Cluster-scoped: one per name.
+				if o.Name == "" {
+					return nil, &inputError{source: in.source, err: errors.New("RuntimeClass without metadata.name")}
+				}
+				key := "RuntimeClass " + o.Name
+				if prev, dup := workloadKeys[key]; dup {
+					return nil, &inputError{source: in.source, err: fmt.Errorf("duplicate %s (first in %s)", key, prev)}
+				}
+				workloadKeys[key] = in.source
+				c.RuntimeClasses = append(c.RuntimeClasses, o)
 			case *policyv1.PodDisruptionBudget:
 				if err := addWorkload(in.source, "PodDisruptionBudget", &o.ObjectMeta); err != nil {
 					return nil, &inputError{source: in.source, err: err}

@@ -147,13 +147,10 @@ func explainInput(in scenarioInput) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := admitPriorities(cluster.PriorityClasses, cluster.Pods); err != nil {
-		return nil, &inputError{source: "cluster", err: err}
+	if err := admitCluster(cluster, pod, in.podSource); err != nil {
+		return nil, err
 	}
-	if err := admitPriorities(cluster.PriorityClasses, []*v1.Pod{pod}); err != nil {
-		return nil, &inputError{source: in.podSource, err: err}
-	}
-	nominated, err := nominatedPods(in.clusterDocs)
+	nominated, err := nominatedPods(in.clusterDocs, pod)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +170,7 @@ func explainInput(in scenarioInput) (*Result, error) {
 		}
 	}
 	nominated = served
-	if err := admitPriorities(cluster.PriorityClasses, nominated); err != nil {
+	if err := admitPods(cluster, nominated); err != nil {
 		return nil, &inputError{source: "cluster", err: err}
 	}
 	prof, err := profileFor(cfg, pod.Spec.SchedulerName)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,37 +10,36 @@ import (
 )
 
 // nominatedPods are the cluster's pending pods (no spec.nodeName, not terminal) that
-// carry status.nominatedNodeName: the pods kube-scheduler's queue holds with a
-// nomination, which its nominator hands to RunFilterPluginsWithNominatedPods. The
-// decoder keeps only assigned pods, so the documents are read again here; only a
-// document that is one Pod is considered (a List's pods are not).
-func nominatedPods(docs []sourcedBytes) ([]*v1.Pod, error) {
+// carry status.nominatedNodeName, wherever they are in the inputs (Lists included): the
+// pods kube-scheduler's queue holds with a nomination, which its nominator hands to
+// RunFilterPluginsWithNominatedPods. The decoder keeps only assigned pods, so the
+// documents are read again here. The incoming pod is left out however it is listed (a
+// cluster holds one pod per namespace/name; upstream skips it by uid in
+// addGENominatedPods).
+func nominatedPods(docs []sourcedBytes, incoming *v1.Pod) ([]*v1.Pod, error) {
 	var out []*v1.Pod
 	for _, doc := range docs {
-		var peek struct {
-			Kind string `json:"kind"`
-			Spec struct {
-				NodeName string `json:"nodeName"`
-			} `json:"spec"`
-			Status struct {
-				Phase             string `json:"phase"`
-				NominatedNodeName string `json:"nominatedNodeName"`
-			} `json:"status"`
-		}
-		if json.Unmarshal(doc.data, &peek) != nil || peek.Kind != "Pod" {
-			continue
-		}
-		if peek.Spec.NodeName != "" || peek.Status.NominatedNodeName == "" {
-			continue
-		}
-		if peek.Status.Phase == string(v1.PodSucceeded) || peek.Status.Phase == string(v1.PodFailed) {
-			continue
-		}
-		pod, err := decodeIncomingPod(doc)
+		objs, err := decodeObjects(doc.data)
 		if err != nil {
-			return nil, err
+			return nil, &inputError{source: doc.source, err: err}
 		}
-		out = append(out, pod)
+		for _, obj := range objs {
+			pod, ok := obj.(*v1.Pod)
+			if !ok || pod.Spec.NodeName != "" || pod.Status.NominatedNodeName == "" {
+				continue
+			}
+			if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+				continue
+			}
+			defaultNamespace(&pod.Namespace)
+			if pod.Spec.SchedulerName == "" {
+				pod.Spec.SchedulerName = v1.DefaultSchedulerName
+			}
+			if pod.Namespace == incoming.Namespace && pod.Name == incoming.Name {
+				continue
+			}
+			out = append(out, pod)
+		}
 	}
 	return out, nil
 }

@@ -34,6 +34,11 @@ type SampledResult struct {
 // runSampled schedules pod once with upstream's node search (see SampledResult) on a
 // scheduler of its own (parallelism 1), with the same nominated pods.
 func runSampled(ctx context.Context, cluster *Cluster, nominator *podNominator, pod *v1.Pod, cfg *config.KubeSchedulerConfiguration, prof *config.KubeSchedulerProfile) (*SampledResult, error) {
+	if pod.Status.NominatedNodeName != "" {
+		// Upstream first tries the nominated node alone (evaluateNominatedNode), which this
+		// search does not do: refuse rather than answer for another search.
+		return nil, errors.New("sampled: the incoming pod has status.nominatedNodeName, which the sampled search does not model")
+	}
 	one := *cfg
 	one.Parallelism = 1
 	h, stop, err := startScheduler(ctx, cluster, &one, prof)

@@ -6,9 +6,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from topospread.framework.node_info import ClusterObjects, Snapshot
-from topospread.model.defaulting import admit_pod
+from topospread.model.admission import (
+    NO_ADMISSION_OBJECTS,
+    AdmissionObjects,
+    admit_claim,
+    admit_pod,
+)
 from topospread.model.objects import (
     KubeObject,
+    LimitRange,
     Namespace,
     Node,
     Pod,
@@ -16,6 +22,7 @@ from topospread.model.objects import (
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    RuntimeClass,
     Service,
     StatefulSet,
 )
@@ -51,8 +58,9 @@ class Cluster:
     objects: ClusterObjects = ClusterObjects()
     notes: tuple[str, ...] = ()
     """Why some input pods are not part of the cluster (pending, terminal, unknown node)."""
-    priority_classes: tuple[PriorityClass, ...] = ()
-    """PriorityClass objects: the Priority admission of pods that were not stored yet."""
+    admission: AdmissionObjects = NO_ADMISSION_OBJECTS
+    """PriorityClasses, LimitRanges, RuntimeClasses and StorageClasses: the admission of
+    pods and claims that were not stored yet (:func:`~topospread.model.admission.admit_pod`)."""
     nominated_pods: tuple[Pod, ...] = ()
     """Pending pods (no ``spec.nodeName``, not terminal) with ``status.nominatedNodeName``:
     the scheduling queue's nominator holds them, and the Filters on their nominated node
@@ -70,6 +78,8 @@ class Cluster:
         namespaces: list[Namespace] = []
         budgets: list[PodDisruptionBudget] = []
         classes: list[PriorityClass] = []
+        limit_ranges: list[LimitRange] = []
+        runtime_classes: list[RuntimeClass] = []
         # resource.k8s.io: claims, device classes and slices (DynamicResources reads them;
         # templates only matter to the controller that creates claims from them).
         claims: list[ResourceClaim] = []
@@ -100,6 +110,10 @@ class Cluster:
                 budgets.append(obj)
             elif isinstance(obj, PriorityClass):
                 classes.append(obj)
+            elif isinstance(obj, LimitRange):
+                limit_ranges.append(obj)
+            elif isinstance(obj, RuntimeClass):
+                runtime_classes.append(obj)
             elif isinstance(obj, ResourceClaim):
                 claims.append(obj)
             elif isinstance(obj, DeviceClass):
@@ -126,6 +140,11 @@ class Cluster:
                 capacities.append(obj)
             elif isinstance(obj, VolumeAttachment):
                 attachments.append(obj)
+        admission = AdmissionObjects(
+            tuple(classes), tuple(limit_ranges), tuple(runtime_classes), tuple(storage_classes)
+        )
+        # DefaultStorageClass: a claim written without a class gets the default one.
+        pvcs = [admit_claim(claim, storage_classes) for claim in pvcs]
         node_names = {node.name for node in nodes}
         kept: list[Pod] = []
         notes: list[str] = []
@@ -133,7 +152,7 @@ class Cluster:
         pending = 0
         for pod in pods:
             if not pod.node_name and pod.nominated_node_name and pod.phase not in _TERMINAL_PHASES:
-                nominated.append(admit_pod(pod, classes))
+                nominated.append(admit_pod(pod, admission))
             elif not pod.node_name:
                 pending += 1
             elif pod.phase in _TERMINAL_PHASES:
@@ -143,7 +162,7 @@ class Cluster:
                 notes.append(f"pod {pod.key} is on unknown node {pod.node_name}: not counted")
             else:
                 # As the API server stored it (create-time defaulting for manifests).
-                kept.append(admit_pod(pod, classes))
+                kept.append(admit_pod(pod, admission))
         if pending:
             notes.append(f"{pending} pod(s) without spec.nodeName are pending: not counted")
         if nominated:
@@ -174,7 +193,7 @@ class Cluster:
                 volume_attachments=tuple(attachments),
             ),
             tuple(notes),
-            tuple(classes),
+            admission,
             tuple(nominated),
         )
 

@@ -24,7 +24,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
-from topospread.model.defaulting import admit_pod
+from topospread.model.admission import admit_pod
 from topospread.model.objects import Pod
 from topospread.plugins import names
 from topospread.plugins.dynamicresources.support import (
@@ -250,7 +250,7 @@ def explain(
     :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
     """
     # The pod as the API server stores it, like the cluster's pods (issue 12).
-    pod = admit_pod(pod, cluster.priority_classes)
+    pod = admit_pod(pod, cluster.admission)
     profile = next(
         (p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name), None
     )

@@ -569,8 +569,7 @@ def invalid_score_error(plugin: str, value: int) -> str:
 
 
 def _same_pod(a: Pod, b: Pod) -> bool:
-    # Upstream compares UIDs, which the API server always sets; pods read from files or
-    # made by the simulator may have none, and are then told apart by namespace/name.
-    if a.metadata.uid and b.metadata.uid:
-        return a.metadata.uid == b.metadata.uid
-    return a.key == b.key
+    # Upstream compares UIDs, which the API server always sets. A cluster holds one pod
+    # per namespace/name, so a file that lists the incoming pod with another uid (or none)
+    # lists that same pod.
+    return a.key == b.key or bool(a.metadata.uid and a.metadata.uid == b.metadata.uid)

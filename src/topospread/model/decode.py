@@ -31,6 +31,8 @@ from topospread.model.objects import (
     KubeObject,
     LabelSelector,
     LabelSelectorRequirement,
+    LimitRange,
+    LimitRangeItem,
     Namespace,
     Node,
     NodeAffinity,
@@ -48,6 +50,7 @@ from topospread.model.objects import (
     PreferredSchedulingTerm,
     ReplicaSet,
     ReplicationController,
+    RuntimeClass,
     Service,
     StatefulSet,
     Taint,
@@ -86,6 +89,8 @@ SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
     ("v1", "Namespace"): "Namespace",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    ("v1", "LimitRange"): "LimitRange",
+    ("node.k8s.io/v1", "RuntimeClass"): "RuntimeClass",
     **RESOURCE_KINDS,
     ("v1", "PersistentVolume"): "PersistentVolume",
     ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
@@ -340,6 +345,7 @@ def _meta(r: _Reader, doc: Mapping[str, Any], *, namespaced: bool) -> ObjectMeta
         annotations=r.string_map(meta, "annotations", "metadata") or {},
         deletion_timestamp=r.opt_string(meta, "deletionTimestamp", "metadata"),
         owner_references=owners,
+        creation_timestamp=_time(r, meta, "creationTimestamp", "metadata"),
     )
 
 
@@ -765,18 +771,7 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
         scheduler_name=r.string(spec, "schedulerName", "spec") or "default-scheduler",
         node_selector=r.string_map(spec, "nodeSelector", "spec") or {},
         affinity=_affinity(r, spec, "spec"),
-        tolerations=r.objects(
-            spec,
-            "tolerations",
-            "spec",
-            lambda t, p: Toleration(
-                key=r.string(t, "key", p),
-                operator=r.string(t, "operator", p),
-                value=r.string(t, "value", p),
-                effect=r.string(t, "effect", p),
-                toleration_seconds=r.integer(t, "tolerationSeconds", p, bits=64),
-            ),
-        ),
+        tolerations=r.objects(spec, "tolerations", "spec", lambda t, p: _toleration(r, t, p)),
         topology_spread_constraints=r.objects(
             spec, "topologySpreadConstraints", "spec", lambda c, p: _constraint(r, c, p)
         ),
@@ -827,6 +822,71 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
             for c, p in r.items(spec, "ephemeralContainers", "spec")
         ),
         volumes=tuple(volumes),
+        runtime_class_name=r.opt_string(spec, "runtimeClassName", "spec"),
+    )
+
+
+def _toleration(r: _Reader, t: Mapping[str, Any], p: str) -> Toleration:
+    return Toleration(
+        key=r.string(t, "key", p),
+        operator=r.string(t, "operator", p),
+        value=r.string(t, "value", p),
+        effect=r.string(t, "effect", p),
+        toleration_seconds=r.integer(t, "tolerationSeconds", p, bits=64),
+    )
+
+
+def _limit_range(r: _Reader, doc: Mapping[str, Any]) -> LimitRange:
+    spec = r.obj(doc, "spec", "") or {}
+    return LimitRange(
+        _meta(r, doc, namespaced=True),
+        r.objects(spec, "limits", "spec", lambda item, p: _limit_range_item(r, item, p)),
+    )
+
+
+def _limit_range_item(r: _Reader, item: Mapping[str, Any], p: str) -> LimitRangeItem:
+    kind = r.string(item, "type", p)
+    maximum = r.resources(item, "max", p)
+    minimum = r.resources(item, "min", p)
+    default = r.resources(item, "default", p)
+    default_request = r.resources(item, "defaultRequest", p)
+    if kind == "Container":
+        # SetDefaults_LimitRangeItem: default <- max, then defaultRequest <- default, min.
+        default = {**maximum, **default}
+        default_request = {**minimum, **default, **default_request}
+    return LimitRangeItem(
+        type=kind,
+        max=maximum,
+        min=minimum,
+        default=default,
+        default_request=default_request,
+        max_limit_request_ratio=r.resources(item, "maxLimitRequestRatio", p),
+    )
+
+
+def _runtime_class(r: _Reader, doc: Mapping[str, Any]) -> RuntimeClass:
+    overhead = r.obj(doc, "overhead", "")
+    scheduling = r.obj(doc, "scheduling", "")
+    return RuntimeClass(
+        _meta(r, doc, namespaced=False),
+        handler=r.string(doc, "handler", ""),
+        overhead=(
+            r.resources(overhead, "podFixed", "overhead")
+            if overhead is not None and overhead.get("podFixed") is not None
+            else None
+        ),
+        node_selector=(
+            r.string_map(scheduling, "nodeSelector", "scheduling")
+            if scheduling is not None
+            else None
+        ),
+        tolerations=(
+            r.objects(
+                scheduling, "tolerations", "scheduling", lambda t, p: _toleration(r, t, p)
+            )
+            if scheduling is not None
+            else ()
+        ),
     )
 
 
@@ -968,6 +1028,10 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
         obj = _node(r, doc)
     elif kind == "Namespace":
         obj = _namespace(r, doc)
+    elif kind == "LimitRange":
+        obj = _limit_range(r, doc)
+    elif kind == "RuntimeClass":
+        obj = _runtime_class(r, doc)
     else:
         meta = _meta(r, doc, namespaced=True)
         spec = r.obj(doc, "spec", "") or {}

@@ -1,18 +1,16 @@
-"""What the API server does to a pod before it is stored, as one function for every reader.
+"""The API server's defaulting of a pod, and the pod strategy's ``PrepareForCreate``.
 
-kube-scheduler only ever sees stored pods, so a pod topospread reads — from files, from a
-live cluster, made by the simulator's controllers, or judged by audit — must look as the
-v1.37.1 API server would have stored it. :func:`admit_pod` is that function:
+Two of the steps :func:`topospread.model.admission.admit_pod` takes, in its order:
 
 * ``SetDefaults_Pod`` (``pkg/apis/core/v1/defaults.go``), which runs on every decode and
   is idempotent: with ``hostNetwork``, a container port without ``hostPort`` gets
   ``hostPort = containerPort`` (containers and init containers), which NodePorts then
   counts. (Container requests defaulted from limits are applied when decoding.)
 * for a pod that has not been through an API server (no ``metadata.uid``: a manifest, a
-  controller's new pod), the pod registry strategy's ``PrepareForCreate``
-  (``pkg/registry/core/pod/strategy.go``) as far as scheduling reads it:
-  ``DropDisabledPodFields`` (``bindMountOptions`` dropped: ``VolumeBindMountOptions`` is
-  off), ``mutatePodAffinity`` and ``mutateTopologySpreadConstraints`` (each
+  controller's new pod), after the mutating admission plugins, the pod registry strategy's
+  ``PrepareForCreate`` (``pkg/registry/core/pod/strategy.go``) as far as scheduling reads
+  it: ``DropDisabledPodFields`` (``bindMountOptions`` dropped: ``VolumeBindMountOptions``
+  is off), ``mutatePodAffinity`` and ``mutateTopologySpreadConstraints`` (each
   ``matchLabelKeys`` key the pod has a label for appended to the term's or constraint's
   non-nil ``labelSelector`` as ``key In [value]``, each ``mismatchLabelKeys`` key as
   ``key NotIn [value]``), and ``DefaultPodLevelResources`` (pod-level requests of cpu and
@@ -21,11 +19,7 @@ v1.37.1 API server would have stored it. :func:`admit_pod` is that function:
 
 Upstream appends the merged expressions on every create; topospread skips an expression
 the selector already has, which selects the same pods, so that a pod admitted twice (a
-capture re-read, a file written from an earlier answer) is not changed again. Stored pods
-(with a uid) are never mutated by create-time steps. Given the cluster's PriorityClass
-objects, a pod's priority is resolved as the Priority admission plugin resolves it
-(:mod:`topospread.model.priorityclass`); the simulator passes none and keeps
-``spec.priority`` as written.
+capture re-read, a file written from an earlier answer) is not changed again.
 """
 
 from __future__ import annotations
@@ -41,31 +35,15 @@ from topospread.model.objects import (
     LabelSelectorRequirement,
     Pod,
     PodAffinityTerm,
-    PriorityClass,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from topospread.model.priorityclass import resolve_priority
 from topospread.model.quantity import Quantity
 from topospread.model.resources import pod_request_amounts
 
-__all__ = ["admit_pod", "default_pod", "prepare_for_create"]
+__all__ = ["default_pod", "prepare_for_create"]
 
 _CPU, _MEMORY, _HUGEPAGES_PREFIX = "cpu", "memory", "hugepages-"
-
-
-def admit_pod(pod: Pod, priority_classes: Sequence[PriorityClass] | None = None) -> Pod:
-    """The pod as the API server stores it: :func:`default_pod`, then, for a pod without a
-    uid, :func:`prepare_for_create` and — when ``priority_classes`` is given — the
-    Priority admission plugin (:func:`~topospread.model.priorityclass.resolve_priority`,
-    which raises :class:`~topospread.errors.InputError` where the API server refuses)."""
-    pod = default_pod(pod)
-    if pod.metadata.uid:
-        return pod
-    pod = prepare_for_create(pod)
-    if priority_classes is not None:
-        pod = resolve_priority(pod, priority_classes)
-    return pod
 
 
 def default_pod(pod: Pod) -> Pod:

@@ -55,6 +55,8 @@ __all__ = [
     "KubeObject",
     "LabelSelector",
     "LabelSelectorRequirement",
+    "LimitRange",
+    "LimitRangeItem",
     "Namespace",
     "Node",
     "NodeAffinity",
@@ -74,6 +76,7 @@ __all__ = [
     "PriorityClass",
     "ReplicaSet",
     "ReplicationController",
+    "RuntimeClass",
     "Service",
     "StatefulSet",
     "Taint",
@@ -153,6 +156,9 @@ class ObjectMeta:
     deletion_timestamp: str | None = None
     """Set on terminating objects; terminating pods are never counted (kubernetes#87621)."""
     owner_references: tuple[OwnerReference, ...] = ()
+    creation_timestamp: str | None = field(default=None, metadata=OMIT_EMPTY)
+    """``creationTimestamp`` as written (RFC 3339); of several default StorageClasses the
+    DefaultStorageClass admission plugin takes the newest."""
 
     def controller(self) -> OwnerReference | None:
         """The owner with ``controller: true`` (``metav1.GetControllerOf``), if any."""
@@ -501,6 +507,9 @@ class Pod:
         default=(), metadata=OMIT_EMPTY
     )
     """``status.resourceClaimStatuses``: the claims generated for template entries."""
+    runtime_class_name: str | None = field(default=None, metadata=OMIT_EMPTY)
+    """``spec.runtimeClassName``: the RuntimeClass admission plugin adds the class's
+    overhead, node selector and tolerations to a pod being created."""
 
     @property
     def name(self) -> str:
@@ -691,6 +700,57 @@ class PriorityClass:
         return self.metadata.name
 
 
+@dataclass(frozen=True, slots=True)
+class LimitRangeItem:
+    """A LimitRange ``spec.limits`` entry, defaulted as the API server stores it
+    (``SetDefaults_LimitRangeItem``: for ``Container``, a missing ``default`` comes from
+    ``max``, a missing ``defaultRequest`` from ``default``, then from ``min``)."""
+
+    type: str
+    """``Container``, ``Pod`` or ``PersistentVolumeClaim``."""
+    max: ResourceList = field(default_factory=dict)
+    min: ResourceList = field(default_factory=dict)
+    default: ResourceList = field(default_factory=dict)
+    """Default limits of a container that sets none for the resource."""
+    default_request: ResourceList = field(default_factory=dict)
+    """Default requests of a container that sets none for the resource."""
+    max_limit_request_ratio: ResourceList = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LimitRange:
+    """A core/v1 LimitRange: the LimitRanger admission plugin defaults the requests and
+    limits of the containers of pods created in its namespace, and refuses pods outside
+    its bounds."""
+
+    metadata: ObjectMeta
+    limits: tuple[LimitRangeItem, ...] = ()
+
+    @property
+    def namespace(self) -> str:
+        """The namespace whose pods it applies to."""
+        return self.metadata.namespace
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeClass:
+    """A ``node.k8s.io/v1`` RuntimeClass, as the RuntimeClass admission plugin reads it."""
+
+    metadata: ObjectMeta
+    handler: str = ""
+    overhead: ResourceList | None = None
+    """``overhead.podFixed``: set as the pod's ``spec.overhead`` (None: no overhead)."""
+    node_selector: Mapping[str, str] | None = None
+    """``scheduling.nodeSelector``: merged into the pod's node selector."""
+    tolerations: tuple[Toleration, ...] = ()
+    """``scheduling.tolerations``: merged into the pod's tolerations."""
+
+    @property
+    def name(self) -> str:
+        """The class's name."""
+        return self.metadata.name
+
+
 KubeObject = Union[
     Node,
     Pod,
@@ -701,6 +761,8 @@ KubeObject = Union[
     Namespace,
     PodDisruptionBudget,
     PriorityClass,
+    LimitRange,
+    RuntimeClass,
     "PersistentVolume",
     "PersistentVolumeClaim",
     "StorageClass",

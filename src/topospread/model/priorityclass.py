@@ -7,13 +7,12 @@ value into ``spec.priority`` and its ``preemptionPolicy`` (defaulted to
 A pod without a class name gets the global default class — of several, the one with the
 lowest value — or priority 0 and ``PreemptLowerPriority``. A name that no class has is
 refused ("no PriorityClass with name X was found"), as is a pod whose own
-``spec.preemptionPolicy`` differs from its class's. Every API server also has the two
-system classes (``system-node-critical`` 2000001000, ``system-cluster-critical``
-2000000000), which the inputs need not list.
+``spec.priority`` or ``spec.preemptionPolicy`` differs from what its class gives. Every
+API server also has the two system classes (``system-node-critical`` 2000001000,
+``system-cluster-critical`` 2000000000), which the inputs need not list.
 
-Only a pod that has not been through an API server (no uid) is resolved, and only when
-it carries no ``spec.priority``: a pod written with its priority is taken as already
-resolved (the API server would refuse one whose value differs from its class's).
+Only a pod that has not been through an API server (no uid) is resolved; a stored pod
+keeps what the API server resolved when it was created.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ def resolve_priority(pod: Pod, classes: Sequence[PriorityClass]) -> Pod:
 
     Raises :class:`InputError` with the API server's words when it would refuse the pod.
     """
-    if pod.metadata.uid or pod.priority is not None:
+    if pod.metadata.uid:
         return pod
     known = {c.name: c for c in SYSTEM_PRIORITY_CLASSES}
     known.update((c.name, c) for c in classes)
@@ -100,6 +99,13 @@ def resolve_priority(pod: Pod, classes: Sequence[PriorityClass]) -> Pod:
             value, policy = 0, PREEMPT_LOWER_PRIORITY
         else:
             name, value, policy = default.name, default.value, default.preemption_policy
+    if pod.priority is not None and pod.priority != value:
+        raise _forbidden(
+            pod,
+            f"the integer value of priority ({pod.priority}) must not be provided in pod "
+            f"spec; priority admission controller computed {value} from the given "
+            "PriorityClass name",
+        )
     if pod.preemption_policy is not None and pod.preemption_policy != policy:
         raise _forbidden(
             pod,

@@ -22,7 +22,7 @@ reads for the resource: the ``MilliValue`` for cpu, the ``Value`` for the rest
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Final
 
@@ -32,6 +32,7 @@ __all__ = [
     "QuantityError",
     "is_negative_quantity",
     "parse_quantity",
+    "quantity_text",
 ]
 
 MAX_QUANTITY_LENGTH: Final = 1000
@@ -63,6 +64,9 @@ class Quantity:
 
     amount: Fraction
     """The value in base units (cores, bytes, counts), as the scheduler reads it."""
+    format: str = field(default="DecimalSI", compare=False)
+    """``DecimalSI``, ``BinarySI`` or ``DecimalExponent``, from the suffix it was written
+    with: how upstream prints it (:func:`quantity_text`); not part of its value."""
 
     def milli_value(self) -> int:
         """The value in thousandths, rounded away from zero (``Quantity.MilliValue``)."""
@@ -219,6 +223,20 @@ def parse_quantity(text: str, resource: str | None = None) -> Quantity:
         return Quantity(Fraction(0))
     positive, num, denom, suffix = _split(text)
     base, exponent, form = _interpret(suffix)
+    quantity = _parse(positive, num, denom, base, exponent, form, text, resource)
+    return quantity if form == "DecimalSI" else replace(quantity, format=form)
+
+
+def _parse(
+    positive: bool,
+    num: str,
+    denom: str,
+    base: int,
+    exponent: int,
+    form: str,
+    text: str,
+    resource: str | None,
+) -> Quantity:
     digits = int(num + denom)
     exact_power = exponent - len(denom) if base == 10 else -len(denom)
     binary = 2**exponent if base == 2 else 1
@@ -296,3 +314,43 @@ def _settle(
     if resource == "cpu":
         return Quantity(Fraction(milli, 1000))
     return Quantity(Fraction(units))
+
+
+_SI_SUFFIXES: Final = {power: suffix for suffix, power in _DECIMAL_SI.items()}
+_BINARY_SUFFIXES: Final = {power // 10: suffix for suffix, power in _BINARY_SI.items()}
+
+
+def quantity_text(quantity: Quantity) -> str:
+    """``Quantity.String()``: the canonical text in the quantity's format.
+
+    Decimal: the smallest integer mantissa whose exponent is a multiple of 3 (``100m``,
+    ``1500M``, ``2k``), with an SI suffix, or ``eN`` for ``DecimalExponent`` and exponents
+    past the SI table. Binary: an integer times the largest power of 1024 that divides it
+    (``1Gi``), for magnitudes of at least 1024 that are whole; otherwise decimal.
+    Values below one nano unit are shown rounded up to it, as upstream stores them.
+    """
+    amount = quantity.amount
+    if amount == 0:
+        return "0"
+    form = quantity.format
+    if form == "BinarySI" and (abs(amount) < 1024 or amount.denominator != 1):
+        form = "DecimalSI"
+    if form == "BinarySI":
+        mantissa, power = int(amount), 0
+        while mantissa % 1024 == 0 and power < max(_BINARY_SUFFIXES):
+            mantissa //= 1024
+            power += 1
+        return f"{mantissa}{_BINARY_SUFFIXES.get(power, '')}"
+    sign = -1 if amount < 0 else 1
+    nano = math.ceil(abs(amount) * 10**9)
+    mantissa, power = nano, -9
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        power += 1
+    while power % 3:
+        mantissa *= 10
+        power -= 1
+    mantissa *= sign
+    if form == "DecimalSI" and power in _SI_SUFFIXES:
+        return f"{mantissa}{_SI_SUFFIXES[power]}"
+    return f"{mantissa}e{power}" if power else str(mantissa)

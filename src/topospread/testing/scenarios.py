@@ -84,6 +84,7 @@ __all__ = [
     "run_python",
     "scenarios",
     "spread_constraints",
+    "with_priority_classes",
 ]
 
 Obj = dict[str, Any]
@@ -186,6 +187,16 @@ class Scenario:
     sampled: bool = False
     """Also compare the cycle with kube-scheduler's node search (percentageOfNodesToScore;
     ``"sampled"`` in the results, see :mod:`topospread.testing.wide`)."""
+    name_priorities: bool = True
+    """Give every unstored pod written with ``spec.priority`` and no ``priorityClassName``
+    a PriorityClass of that value (:func:`with_priority_classes`), so that the API
+    server's Priority admission keeps the priority; False leaves them for it to refuse."""
+
+    def __post_init__(self) -> None:
+        if self.name_priorities:
+            cluster, pod = with_priority_classes(self.cluster, self.pod)
+            object.__setattr__(self, "cluster", cluster)
+            object.__setattr__(self, "pod", pod)
 
     def request(self, scenario_id: str) -> Obj:
         """One line of ``oracle batch`` input."""
@@ -203,6 +214,58 @@ class Scenario:
         """A short content hash, stable across runs (names regression files)."""
         text = json.dumps([self.cluster, self.pod, self.config], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _priority_class_name(spec: Obj) -> str | None:
+    priority = spec.get("priority")
+    if not isinstance(priority, int) or isinstance(priority, bool) or priority == 0:
+        return None
+    if spec.get("priorityClassName"):
+        return None
+    never = spec.get("preemptionPolicy") == "Never"
+    return f"priority{'-never' if never else ''}-{priority}".replace("--", "-minus-")
+
+
+def with_priority_classes(cluster: list[Obj], pod: Obj | None = None) -> tuple[list[Obj], Obj]:
+    """``cluster`` and ``pod`` in which each pod without ``metadata.uid`` that writes a
+    non-zero ``spec.priority`` and no ``priorityClassName`` names a PriorityClass of that
+    value and preemption policy, added to the cluster (``priority-1000``,
+    ``priority-never-5``); such pods are copied, the rest shared.
+
+    kube-apiserver's Priority admission refuses a pod whose ``spec.priority`` differs from
+    what its class (or the global default, or 0) gives, so a test that writes priorities
+    by value says which class gives them this way."""
+    classes: dict[str, Obj] = {}
+    for existing in cluster:
+        if existing.get("kind") == "PriorityClass":
+            classes[existing.get("metadata", {}).get("name", "")] = existing
+
+    def named(obj: Obj) -> Obj:
+        if obj.get("kind") != "Pod" or obj.get("metadata", {}).get("uid"):
+            return obj
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return obj
+        name = _priority_class_name(spec)
+        if name is None:
+            return obj
+        if name not in classes:
+            klass: Obj = {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": spec["priority"],
+            }
+            if spec.get("preemptionPolicy") == "Never":
+                klass["preemptionPolicy"] = "Never"
+            classes[name] = klass
+        return {**obj, "spec": {**spec, "priorityClassName": name}}
+
+    before = len(classes)
+    objects = [named(obj) for obj in cluster]
+    incoming = named(pod) if pod is not None else {}
+    added = list(classes.values())[before:]
+    return [*objects, *added], incoming
 
 
 # -- scenario files ----------------------------------------------------------------------------

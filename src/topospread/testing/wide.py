@@ -50,7 +50,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework
 from topospread.framework.status import Code
 from topospread.model.decode import decode_documents
-from topospread.model.defaulting import admit_pod
+from topospread.model.admission import admit_pod
 from topospread.model.objects import Pod
 from topospread.model.validation import validate_object, validate_pod
 from topospread.plugins.registry import in_tree_registry
@@ -1003,7 +1003,7 @@ def sampled_result(scenario: Scenario) -> Obj:
         or {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
         "config",
     )
-    pod = admit_pod(pod, cluster.priority_classes)
+    pod = admit_pod(pod, cluster.admission)
     profile = next(p for p in configuration.profiles if p.scheduler_name == pod.scheduler_name)
     handle = Handle(cluster.snapshot(), cluster.objects, configuration.parallelism)
     framework = Framework(profile, in_tree_registry(), handle, Features())

@@ -57,7 +57,7 @@ def deployment(
         f"    spec:\n      replicas: {replicas}\n"
         f"      selector: {{matchLabels: {{app: {name}}}}}\n"
         f"      template:\n        metadata: {{labels: {{app: {name}}}}}\n"
-        f"        spec:\n          priority: {priority}\n"
+        f"        spec:\n          priorityClassName: {priority_class(priority)}\n"
         + selector
         + f"          containers: [{{name: c, image: pause, resources: {{requests: "
         f"{{cpu: '{cpu}'}}}}}}]\n"
@@ -68,7 +68,7 @@ def pod(name: str, priority: int, cpu: str = "1") -> str:
     resources = f"{{requests: {{cpu: '{cpu}'}}}}"
     return (
         f"  - apiVersion: v1\n    kind: Pod\n    metadata: {{name: {name}}}\n"
-        f"    spec:\n      priority: {priority}\n"
+        f"    spec:\n      priorityClassName: {priority_class(priority)}\n"
         f"      containers: [{{name: c, image: pause, resources: {resources}}}]\n"
     )
 
@@ -88,8 +88,24 @@ def step(objects: str) -> str:
     return "- apply:\n    objects:\n" + indented
 
 
+def priority_class(value: int) -> str:
+    return f"priority-{value}"
+
+
+def priority_classes() -> str:
+    # The API server's Priority admission gives a pod its class's value.
+    return "".join(
+        f"  - apiVersion: scheduling.k8s.io/v1\n    kind: PriorityClass\n"
+        f"    metadata: {{name: {priority_class(value)}}}\n    value: {value}\n"
+        for value in PRIORITIES
+    )
+
+
+PRIORITIES = (0, 1, 5, 10, 50, 100, 500, 1000, 2000, 5000)
+
+
 def scenario(initial: str, *steps: str) -> Any:
-    objects = "\n" + initial if initial else " []\n"
+    objects = "\n" + priority_classes() + initial
     text = HEADER + objects + "steps:\n" + "".join(step(s) for s in steps)
     return parse_scenario(yaml.safe_load(text), "preemption.yaml")
 
@@ -208,7 +224,13 @@ def test_the_nomination_is_set_while_pending_and_cleared_on_binding():
     sim = Simulator(scenario(deployment("batch", 4, 0)), max_events_per_step=MAX_EVENTS)
     sim.run_scenario()
     web = sim.state.create_pod(
-        Pod(ObjectMeta("web", "default"), priority=1000, containers=CPU2), None
+        Pod(
+            ObjectMeta("web", "default"),
+            priority=1000,
+            priority_class_name=priority_class(1000),
+            containers=CPU2,
+        ),
+        None,
     )
     sim.run(until=sim.now)  # web's first attempt: it preempts and is nominated
     assert web.node_name == ""
@@ -225,13 +247,45 @@ def test_preempting_clears_lower_priority_nominations_to_the_node():
     sim.run_scenario()
     create = sim.state.create_pod
     # Pending pods nominated earlier (as if their own preemptions were under way).
-    lower = create(Pod(ObjectMeta("lower", "default"), priority=10, containers=CPU2), None)
-    equal = create(Pod(ObjectMeta("equal", "default"), priority=1000, containers=CPU2), None)
-    far = create(Pod(ObjectMeta("far", "default"), priority=10, containers=CPU2), None)
+    lower = create(
+        Pod(
+            ObjectMeta("lower", "default"),
+            priority=10,
+            priority_class_name=priority_class(10),
+            containers=CPU2,
+        ),
+        None,
+    )
+    equal = create(
+        Pod(
+            ObjectMeta("equal", "default"),
+            priority=1000,
+            priority_class_name=priority_class(1000),
+            containers=CPU2,
+        ),
+        None,
+    )
+    far = create(
+        Pod(
+            ObjectMeta("far", "default"),
+            priority=10,
+            priority_class_name=priority_class(10),
+            containers=CPU2,
+        ),
+        None,
+    )
     sim._nominate(lower, "node-a-1")
     sim._nominate(equal, "node-a-1")
     sim._nominate(far, "node-a-2")
-    web = create(Pod(ObjectMeta("web", "default"), priority=1000, containers=CPU2), None)
+    web = create(
+        Pod(
+            ObjectMeta("web", "default"),
+            priority=1000,
+            priority_class_name=priority_class(1000),
+            containers=CPU2,
+        ),
+        None,
+    )
     sim._preempt(web, "node-a-1", ())
     assert lower.pod.nominated_node_name == ""
     assert [p.name for p in sim._nominated_pods_for_node("node-a-1")] == ["equal"]

@@ -30,6 +30,7 @@ from topospread.plugins.defaultpreemption import (
     pick_one_node_for_preemption,
     pod_terminating_by_preemption,
 )
+from topospread.testing.scenarios import with_priority_classes
 
 Obj = dict[str, Any]
 LOW, MID, HIGH, VERY_HIGH = 0, 100, 1000, 10000
@@ -87,6 +88,8 @@ def pdb(name: str, match: dict[str, str], allowed: int, **spec: Any) -> Obj:
 
 
 def run(cluster: list[Obj], incoming: Obj) -> Explanation:
+    # Priorities written by value name PriorityClasses of that value (Priority admission).
+    cluster, incoming = with_priority_classes(cluster, incoming)
     objects = decode_documents(cluster).objects
     (decoded,) = decode_documents([incoming]).objects
     assert isinstance(decoded, Pod)

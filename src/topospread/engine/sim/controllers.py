@@ -131,7 +131,10 @@ def _canonical(value: object) -> str:
         inner = ",".join(
             f"{f.name}={_canonical(getattr(value, f.name))}"
             for f in fields(value)
-            if not (f.metadata.get("omitempty") and getattr(value, f.name) == f.default)
+            # Fields outside an object's value (compare=False) and unset optional ones are
+            # left out, so that adding either to the model keeps every hash.
+            if f.compare
+            and not (f.metadata.get("omitempty") and getattr(value, f.name) == f.default)
         )
         return f"{type(value).__name__}({inner})"
     if isinstance(value, Mapping):

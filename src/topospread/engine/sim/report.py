@@ -14,6 +14,7 @@ from dataclasses import replace
 from topospread.framework.features import Features
 from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
+from topospread.model.admission import admit_pod
 from topospread.model.objects import LABEL_TOPOLOGY_ZONE, Pod
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
@@ -22,7 +23,7 @@ from topospread.plugins.podtopologyspread.filtering import compute_pre_filter_st
 
 from .controllers import LABEL_CONTROLLER_REVISION_HASH
 from .result import ConstraintReport, NodeLayout, PendingPod, PlacedPod, WorkloadSpread
-from .state import ClusterState, OwnerKey, admit_pod
+from .state import ClusterState, OwnerKey
 
 __all__ = ["constraint_reports", "layout", "pending_pods", "workload_of", "workload_spreads"]
 
@@ -191,7 +192,7 @@ def workload_spreads(
     result = []
     for label, template, which, owners in _workloads(state):
         # Templates are admitted as a created pod would be; a bare pod already was.
-        pod = admit_pod(template) if owners else template
+        pod = admit_pod(template, state.admission_objects()) if owners else template
         records = [r for owner in owners for r in state.pods_of(owner)]
         if not owners:
             records = [state.pods[pod.key]] if pod.key in state.pods else []

@@ -77,6 +77,7 @@ from topospread.framework.status import Code
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
+    LimitRange,
     Node,
     ObjectMeta,
     Pod,
@@ -84,6 +85,7 @@ from topospread.model.objects import (
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    RuntimeClass,
     Service,
     StatefulSet,
     Taint,
@@ -473,6 +475,10 @@ class Simulator:
             state.budgets[key] = obj
         elif isinstance(obj, PriorityClass):
             state.priority_classes[obj.name] = obj
+        elif isinstance(obj, LimitRange):
+            state.limit_ranges[key] = obj
+        elif isinstance(obj, RuntimeClass):
+            state.runtime_classes[obj.name] = obj
         elif isinstance(obj, Service):
             state.services[key] = obj
             self._objects_changed()

@@ -8,34 +8,41 @@ Simplifications, each documented where it matters:
 
 * a pod is Running and Ready the moment it is bound (no image pulls, no probes,
   minReadySeconds 0), and a deleted pod is gone at once (no graceful termination);
-* the API server's admission on pod create is applied: its create-time defaulting
-  (:func:`topospread.model.defaulting.admit_pod`, the same for every pod topospread
-  reads: ``matchLabelKeys`` merged into spread and affinity selectors, host-network
-  ports, pod-level requests) and DefaultTolerationSeconds, which adds the 300 s
-  ``not-ready``/``unreachable`` NoExecute tolerations; a pod gets ``metadata.uid`` (the
-  owner of its ephemeral claims is named by it) unless it already has one;
+* the API server's admission on pod create is applied
+  (:func:`topospread.model.admission.admit_pod`, the same for every pod topospread
+  reads: LimitRanger, Priority, DefaultTolerationSeconds and RuntimeClass over the
+  scenario's LimitRanges, PriorityClasses and RuntimeClasses, then ``matchLabelKeys``
+  merged into spread and affinity selectors, host-network ports, pod-level requests); a
+  pod gets ``metadata.uid`` (the owner of its ephemeral claims is named by it) unless it
+  already has one;
 * storage objects (classes, volumes, claims, CSI objects) are held as the API server holds
   them; what the volume controllers do with them is in :mod:`.volumes`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from topospread.model.defaulting import admit_pod as admit_pod_on_create
+from topospread.model.admission import (
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    AdmissionObjects,
+    admit_pod,
+)
 from topospread.model.objects import (
     Deployment,
+    LimitRange,
     Node,
     Pod,
     PodDisruptionBudget,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    RuntimeClass,
     Service,
     StatefulSet,
-    Toleration,
 )
 from topospread.model.storage import (
     CSIDriver,
@@ -58,13 +65,8 @@ __all__ = [
     "ReplicaSetState",
     "StatefulSetState",
     "StorageObject",
-    "admit_pod",
 ]
 
-TAINT_NOT_READY = "node.kubernetes.io/not-ready"
-TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
-DEFAULT_TOLERATION_SECONDS = 300
-"""DefaultTolerationSeconds admission: ``--default-unreachable-toleration-seconds``."""
 
 OwnerKey = tuple[str, str, str]
 """(kind, namespace, name) of a pod's controller."""
@@ -182,27 +184,6 @@ class Listener(Protocol):
         ...
 
 
-def admit_pod(pod: Pod, priority_classes: Sequence[PriorityClass] | None = None) -> Pod:
-    """The pod as the API server stores it on create (see the module docstring); with
-    ``priority_classes``, the Priority admission resolves ``priorityClassName``."""
-    pod = admit_pod_on_create(pod, priority_classes)
-    tolerations = list(pod.tolerations)
-    for key in (TAINT_NOT_READY, TAINT_UNREACHABLE):
-        # DefaultTolerationSeconds: added unless the pod already tolerates the taint
-        # with effect NoExecute (or any effect).
-        if not any(
-            (t.key == key or (t.key == "" and t.operator == "Exists"))
-            and t.effect in ("", "NoExecute")
-            for t in tolerations
-        ):
-            tolerations.append(
-                Toleration(key, "Exists", "", "NoExecute", DEFAULT_TOLERATION_SECONDS)
-            )
-    if len(tolerations) == len(pod.tolerations):
-        return pod
-    return replace(pod, tolerations=tuple(tolerations))
-
-
 class ClusterState:
     """Every object of the simulated cluster, with indexes the controllers need."""
 
@@ -223,7 +204,8 @@ class ClusterState:
         self.replication_controllers: dict[tuple[str, str], ReplicationController] = {}
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
-        """PriorityClasses: the Priority admission of every pod created here."""
+        self.limit_ranges: dict[tuple[str, str], LimitRange] = {}
+        self.runtime_classes: dict[str, RuntimeClass] = {}
         # Storage, each kind in creation order (the listers' order); replaced in place.
         self.storage_classes: dict[str, StorageClass] = {}
         self.volumes: dict[str, PersistentVolume] = {}
@@ -249,12 +231,18 @@ class ClusterState:
         """How many pods a controller owns."""
         return len(self.owned.get(owner, ()))
 
+    def admission_objects(self) -> AdmissionObjects:
+        """What the admission of a pod or claim created now reads."""
+        return AdmissionObjects(
+            tuple(self.priority_classes.values()),
+            tuple(self.limit_ranges.values()),
+            tuple(self.runtime_classes.values()),
+            tuple(self.storage_classes.values()),
+        )
+
     def create_pod(self, pod: Pod, owner: OwnerKey | None, revision: str = "") -> PodRecord:
         """Admit and store a pod; the listener queues it for scheduling."""
-        # Without PriorityClass objects, spec.priority is taken as written (scenarios that
-        # predate them); with them, the Priority admission resolves every pod's class.
-        classes = tuple(self.priority_classes.values()) or None
-        admitted = admit_pod(pod, classes)
+        admitted = admit_pod(pod, self.admission_objects())
         record = PodRecord(admitted, self.new_uid(), self.now, owner, revision=revision)
         if not record.pod.metadata.uid:
             # The API server gives every pod a uid; the ephemeral volume controller names the

@@ -38,8 +38,8 @@ placement depends on it:
   (the plugin's own :func:`~topospread.plugins.volumebinding.volume_decision`) or
   provisioned there.
 * **Admission**: a claim without ``storageClassName`` gets the default StorageClass
-  (``storageclass.kubernetes.io/is-default-class: "true"``; the newest when several), as
-  the DefaultStorageClass admission plugin does.
+  (:func:`topospread.model.admission.admit_claim`, the DefaultStorageClass admission
+  plugin: the newest class annotated default, then the first by name).
 
 Simplifications: every controller acts in the instant the change happens (so a pod never
 sees its ``Immediate`` claim unbound, nor waits for its ephemeral claim); deletions are
@@ -60,6 +60,7 @@ from fractions import Fraction
 from typing import Final
 
 from topospread.framework.node_info import ClusterObjects
+from topospread.model.admission import admit_claim
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     CSIVolumeSource,
@@ -78,7 +79,6 @@ from topospread.model.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
-    BETA_STORAGE_CLASS_ANNOTATION,
     ClaimReference,
     CSINode,
     PersistentVolume,
@@ -96,7 +96,6 @@ from .controllers import selector_matches
 from .state import ClusterState, PodRecord, StatefulSetState
 
 __all__ = [
-    "ANN_DEFAULT_CLASS",
     "ANN_PROVISIONED_BY",
     "NO_PROVISIONER",
     "VolumeControllers",
@@ -111,8 +110,6 @@ __all__ = [
     "with_claim_volumes",
 ]
 
-ANN_DEFAULT_CLASS: Final = "storageclass.kubernetes.io/is-default-class"
-_ANN_BETA_DEFAULT_CLASS: Final = "storageclass.beta.kubernetes.io/is-default-class"
 ANN_PROVISIONED_BY: Final = "pv.kubernetes.io/provisioned-by"
 NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"
 """The provisioner of classes for static (local) volumes only: nothing is provisioned."""
@@ -339,31 +336,12 @@ class VolumeControllers:
 
     # -- admission and creation -----------------------------------------------------------
 
-    def default_class(self) -> StorageClass | None:
-        """The default StorageClass: the newest (last created) marked default."""
-        found = None
-        for storage_class in self.state.storage_classes.values():
-            annotations = storage_class.metadata.annotations
-            if "true" in (
-                annotations.get(ANN_DEFAULT_CLASS),
-                annotations.get(_ANN_BETA_DEFAULT_CLASS),
-            ):
-                found = storage_class
-        return found
-
     def admit_claim(self, claim: PersistentVolumeClaim) -> PersistentVolumeClaim:
-        """The claim as the API server stores it on create: a uid, the default class."""
-        meta = claim.metadata
-        if not meta.uid:
-            meta = replace(meta, uid=self.state.new_uid())
-        spec = claim.spec
-        if spec.storage_class_name is None and BETA_STORAGE_CLASS_ANNOTATION not in (
-            meta.annotations
-        ):
-            default = self.default_class()
-            if default is not None:
-                spec = replace(spec, storage_class_name=default.name)
-        return replace(claim, metadata=meta, spec=spec)
+        """The claim as the API server stores it on create: the default class, a uid."""
+        claim = admit_claim(claim, self.state.storage_classes.values())
+        if claim.metadata.uid:
+            return claim
+        return replace(claim, metadata=replace(claim.metadata, uid=self.state.new_uid()))
 
     def create_claim(self, claim: PersistentVolumeClaim, why: str) -> PersistentVolumeClaim:
         """Admit and store a claim, then let the PV controller act on it."""
