@@ -50,7 +50,6 @@ from topospread.engine.sim.controllers import (
     selector_matches,
 )
 from topospread.engine.sim.result import ConstraintReport
-from topospread.engine.sim.state import admit_pod
 from topospread.engine.sim.volumes import with_claim_volumes
 from topospread.errors import InputError
 from topospread.framework.config.decode import default_configuration
@@ -59,6 +58,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
+from topospread.model.admission import admit_pod
 from topospread.model.labels import Selector
 from topospread.model.objects import (
     Deployment,
@@ -273,7 +273,7 @@ class _World:
         self.node_names = {n.name for n in self.nodes}
         self.node_by_name = {n.name: n for n in self.nodes}
         self.budgets: tuple[PodDisruptionBudget, ...] = kube.objects.pod_disruption_budgets
-        self.priority_classes = kube.priority_classes
+        self.admission = kube.admission
         self.controllers: dict[tuple[str, str, str], ReplicaSet | StatefulSet] = {
             (type(o).__name__, o.metadata.namespace, o.metadata.name): o
             for o in objects
@@ -328,8 +328,8 @@ class _World:
         stores it: the ReplicaSet's or StatefulSet's *current* template (a ReplicaSet whose
         template was edited since ``pod`` was made creates the edited pod), named as the
         controller names it, admitted (``admit_pod``: defaulting, ``matchLabelKeys``,
-        the Priority admission, DefaultTolerationSeconds), as the simulator's controllers
-        create pods. Raises :class:`InputError` where the API server would refuse it.
+        LimitRanger, Priority, DefaultTolerationSeconds, RuntimeClass), as the simulator's
+        controllers create pods. Raises :class:`InputError` where the API server would refuse it.
         A controller missing from the input leaves only the evicted pod to copy."""
         ref = pod.metadata.controller()
         owner = self.controllers.get((ref.kind, pod.namespace, ref.name)) if ref else None
@@ -368,7 +368,7 @@ class _World:
         )
         if isinstance(owner, StatefulSet):
             new = with_claim_volumes(new, owner, int(ordinal))
-        admitted = admit_pod(new, self.priority_classes or None)
+        admitted = admit_pod(new, self.admission)
         uid = f"rebalance-{step}-{pod.metadata.uid}"
         return replace(admitted, metadata=replace(admitted.metadata, uid=uid))
 
