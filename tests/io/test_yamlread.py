@@ -168,3 +168,13 @@ def test_a_syntax_error_in_skipped_managed_fields_is_still_an_error() -> None:
     text = b"metadata:\n  managedFields:\n  - a: [1, 2\n  name: n\n"
     with pytest.raises(YamlSyntaxError):
         parse_yaml_documents(text, skip_managed_fields=True)
+
+
+def test_a_duplicate_field_is_named_by_its_path_as_strict_validation_names_it() -> None:
+    text = b"spec:\n  topologySpreadConstraints:\n  - maxSkew: 1\n    maxSkew: 2\n"
+    with pytest.raises(YamlSyntaxError) as info:
+        parse_yaml_documents(text)
+    assert str(info.value) == (
+        'yaml: line 4: key "maxSkew" already set in map (strict decoding error: '
+        'duplicate field "spec.topologySpreadConstraints[0].maxSkew")'
+    )

@@ -461,11 +461,27 @@ def _read_document(parser: Any) -> Any:
         else:
             name = key if key.__class__ is str_cls else _key_string(key)
             if name in cur and not _overridable(merged, cur, name):
+                # goyaml's words (the strict YAML-to-JSON conversion), then the API server's
+                # strict field validation's, with the field's path in the object.
                 raise YamlSyntaxError(
-                    f"line {_line(event)}: key {_go_quote_key(key)} already set in map"
+                    f"line {_line(event)}: key {_go_quote_key(key)} already set in map "
+                    f"(strict decoding error: duplicate field {go_quote(_field_path(stack, name))})"
                 )
             cur[name] = value
             key = missing
+
+
+def _field_path(stack: list[tuple[Any, bool, Any, str | None, int]], name: str) -> str:
+    # The path of key ``name`` of the mapping being built: each enclosing collection holds
+    # the one inside it at its pending key (a mapping) or at its next index (a sequence).
+    path = ""
+    for container, is_map, key, _, _ in stack[1:]:
+        if is_map:
+            text = key if isinstance(key, str) else _key_string(key)
+            path = f"{path}.{text}" if path else text
+        else:
+            path = f"{path}[{len(container)}]"
+    return f"{path}.{name}" if path else name
 
 
 def _overridable(merged: dict[int, tuple[dict[str, Any], set[str]]], cur: Any, name: str) -> bool:
