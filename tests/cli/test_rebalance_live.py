@@ -11,6 +11,7 @@ pods Running and Ready and removes deleted ones, so budgets count healthy pods.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,14 @@ from topospread.cli.commands import cli
 from topospread.client.config import connect
 from topospread.testing.controlplane import ControlPlane
 from topospread.testing.live import Kube
-from topospread.testing.rebalance_live import SCENARIOS, FakeKubelet, pod_uids, settle
+from topospread.testing.rebalance_live import (
+    SCENARIOS,
+    FakeKubelet,
+    budget_observed,
+    evict,
+    pod_uids,
+    settle,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -188,6 +196,45 @@ def test_the_rebalance_role_is_enough_to_apply(plane: ControlPlane, unique_name,
         )
         assert applied.exit_code == 0, applied.output
         assert "balanced: 2 eviction(s)" in applied.output
+    finally:
+        kubelet.__exit__()
+        connection.close()
+
+
+def test_unready_pods_pass_a_budget_only_as_the_eviction_api_lets_them(
+    plane: ControlPlane, unique_name
+) -> None:
+    namespace = unique_name("unready")
+    connection, kubelet = _start(plane, "unready-unhealthy-budget", namespace)
+    kube = Kube(connection)
+    try:
+        # The budget is unhealthy (3 healthy of 4): under IfHealthyBudget no pod may go.
+        code, plan = _rebalance(plane, namespace)
+        assert code == 1
+        assert plan["evictions"] == []
+        assert "needs 4 healthy pods and has 3 currently" in plan["reason"]
+        # The real Eviction API refuses an unready pod in the same words.
+        status, body = evict(connection, namespace, "web-01")
+        assert status == 429, body
+        assert "The disruption budget web needs 4 healthy pods and has 3 currently" in body
+
+        # AlwaysAllow: unready pods go past the budget; the plan moves one and --apply
+        # evicts it through the Eviction API.
+        policy = {"spec": {"unhealthyPodEvictionPolicy": "AlwaysAllow"}}
+        kube.patch("PodDisruptionBudget", "web", policy, namespace)
+        deadline = time.monotonic() + 30
+        while budget_observed(connection, namespace, "web") is None:
+            assert time.monotonic() < deadline, "the disruption controller saw the policy"
+            time.sleep(0.3)
+        code, plan = _rebalance(plane, namespace)
+        assert code == 0, plan["reason"]
+        (eviction,) = plan["evictions"]
+        assert eviction["pod"] in {f"{namespace}/web-01", f"{namespace}/web-02"}
+        code, applied = _rebalance(plane, namespace, "--apply", "--timeout", "60")
+        assert code == 0, applied["reason"]
+        assert applied["evictions"] == 1
+        (round_,) = applied["rounds"]
+        assert round_["surprise"] is None
     finally:
         kubelet.__exit__()
         connection.close()

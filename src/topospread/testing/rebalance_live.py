@@ -24,7 +24,7 @@ from topospread.client.config import Connection
 from topospread.client.transport import Request
 from topospread.testing.live import Kube, node
 
-__all__ = ["SCENARIOS", "FakeKubelet", "Scenario", "pod_uids", "settle"]
+__all__ = ["SCENARIOS", "FakeKubelet", "Scenario", "evict", "mark_unready", "pod_uids", "settle"]
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -119,6 +119,46 @@ def settle(connection: Connection, namespace: str, timeout: float = 60.0) -> boo
             return True
         time.sleep(0.3)
     return False
+
+
+def mark_unready(connection: Connection, namespace: str, names: Sequence[str]) -> None:
+    """Report the pods Running but not Ready, as a kubelet does while a readiness probe
+    fails (:class:`FakeKubelet` leaves Running pods alone)."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    conditions = [
+        {"type": t, "status": "False", "lastTransitionTime": now, "reason": "ProbeFailed"}
+        for t in ("ContainersReady", "Ready")
+    ]
+    for name in names:
+        body = json.dumps({"status": {"phase": "Running", "conditions": conditions}}).encode()
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/status"
+        request = Request("PATCH", path, body=body, content_type="application/merge-patch+json")
+        response = connection.transport.send(request)
+        if response.status != 200:
+            raise RuntimeError(f"marking {namespace}/{name} unready: HTTP {response.status}")
+
+
+def evict(connection: Connection, namespace: str, name: str) -> tuple[int, str]:
+    """POST a policy/v1 Eviction for the pod: the status and the response body."""
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": name, "namespace": namespace},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+    response = connection.transport.send(
+        Request("POST", path, body=json.dumps(body).encode(), content_type="application/json")
+    )
+    return response.status, response.data.decode()
+
+
+def budget_observed(connection: Connection, namespace: str, name: str) -> dict[str, Any] | None:
+    """The budget's status once the disruption controller has seen its latest spec."""
+    budget = _get(connection, f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/{name}")
+    status: dict[str, Any] = budget.get("status") or {}
+    if status.get("observedGeneration", 0) < budget["metadata"].get("generation", 0):
+        return None
+    return status
 
 
 # -- building blocks --------------------------------------------------------------------------
@@ -340,6 +380,34 @@ def _pdb_one_at_a_time(kube: Kube, connection: Connection, ns: str) -> None:
     )
 
 
+def _unready_unhealthy_budget(kube: Kube, connection: Connection, ns: str) -> None:
+    # zone-a=3, zone-b=2, zone-c=0; two of zone-a's pods fail their readiness probe, so the
+    # budget (minAvailable 4) has 3 healthy of 4 desired: unhealthy, no disruption allowed.
+    nodes = _nodes(kube, ns, ["zone-a", "zone-b", "zone-c"])
+    a1, a2, b1, b2, _, _ = nodes
+    _replica_set_with_pods(kube, ns, "web", [_spread(ZONE, "web")], [a1, a1, a2, b1, b2])
+    _wait(lambda: settle(connection, ns, 1), 60, "web's pods Running")
+    mark_unready(connection, ns, ["web-01", "web-02"])
+    kube.create(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": ns},
+            "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
+
+    def counted() -> bool:
+        status = budget_observed(connection, ns, "web")
+        return status is not None and (
+            status.get("currentHealthy"),
+            status.get("desiredHealthy"),
+            status.get("disruptionsAllowed", 0),
+        ) == (3, 4, 0)
+
+    _wait(counted, 60, "the disruption controller counted 3 healthy of 4")
+
+
 SCENARIOS: Mapping[str, Scenario] = {
     s.name: s
     for s in (
@@ -373,6 +441,11 @@ SCENARIOS: Mapping[str, Scenario] = {
             "pdb-one-at-a-time",
             "a PDB allowing one disruption at a time (4/3/0)",
             _pdb_one_at_a_time,
+        ),
+        Scenario(
+            "unready-unhealthy-budget",
+            "two unready pods in the crowded zone under an unhealthy budget (3/2/0)",
+            _unready_unhealthy_budget,
         ),
     )
 }
