@@ -596,7 +596,12 @@ def lint(
     }
     # Workloads overlap only within one input (a chart's or kustomization's output):
     # separate files may be separate clusters or environments.
-    sources = {id(item): item.source for item in items}
+    groups: dict[tuple[str, str], list[Workload]] = {}
+    if "selector-overlap" not in disabled:
+        for item in items:
+            o = workloads.get(id(item))
+            if o is not None and not o.excluded and o.kind != "Pod":
+                groups.setdefault((item.source, o.namespace), []).append(o)
     kube = cluster if cluster is not None else Cluster()
     snapshot = kube.snapshot() if cluster is not None else None
     frameworks = _frameworks(configuration, kube.snapshot(), kube, features)
@@ -644,13 +649,7 @@ def lint(
                     audit_pods=False,
                     allowed_keys=allowed_keys,
                     siblings=tuple(
-                        o
-                        for key, o in workloads.items()
-                        if o is not w
-                        and sources[key] == item.source
-                        and o.namespace == w.namespace
-                        and not o.excluded
-                        and o.kind != "Pod"
+                        o for o in groups.get((item.source, w.namespace), ()) if o is not w
                     ),
                 )[1]
             )
