@@ -124,3 +124,17 @@ def test_a_mis_cased_field_is_an_unknown_field_at_its_path() -> None:
 
 def test_a_custom_resource_is_not_checked_for_fields() -> None:
     assert strict_field_errors({"apiVersion": "example.com/v1", "kind": "Thing", "x": 1}) == []
+
+
+def test_valid_json_with_a_key_given_twice_is_refused_as_strict_validation_refuses_it() -> None:
+    data = (
+        b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {'
+        b'"containers": [{"name": "c", "image": "x", "image": "y"}], "nodeName": "a",'
+        b' "nodeName": "b"}}'
+    )
+    with pytest.raises(DecodeError) as caught:
+        parse_documents(data, "pod.json")
+    assert caught.value.lines() == [
+        'pod.json: strict decoding error: duplicate field "spec.containers[0].image"',
+        'pod.json: strict decoding error: duplicate field "spec.nodeName"',
+    ]

@@ -24,7 +24,14 @@ from typing import Any
 import orjson
 
 from topospread.engine.cluster import Cluster
-from topospread.errors import ConfigError, DecodeError, FieldError, InputError, ValidationError
+from topospread.errors import (
+    ConfigError,
+    DecodeError,
+    FieldError,
+    InputError,
+    ValidationError,
+    go_quote,
+)
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io.reader import display_name, read_input
@@ -77,7 +84,64 @@ def _json_documents(data: bytes, source: str) -> list[Any]:
                 source, message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from None
         return _json_stream(data, source)
+    _check_duplicate_keys(data, source)
     return [value]
+
+
+_DUPLICATE_CHECK_BYTES = 2 * 1024**2
+"""JSON inputs up to this size are checked for duplicate keys: manifests are small, and
+API output (which never has duplicates) is neither read twice nor slowed down."""
+
+
+class _Pairs(dict[str, Any]):
+    """A JSON object that remembers the keys given twice in it."""
+
+    duplicates: list[str]
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.duplicates = [] if len(self) == len(pairs) else _twice(pairs)
+
+
+def _twice(pairs: list[tuple[str, Any]]) -> list[str]:
+    seen: set[str] = set()
+    twice: list[str] = []
+    for key, _ in pairs:
+        if key in seen and key not in twice:
+            twice.append(key)
+        seen.add(key)
+    return twice
+
+
+def _duplicate_paths(value: Any, path: str = "") -> Iterator[str]:
+    if isinstance(value, _Pairs):
+        # In input order: a key's place is where it first appears.
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else key
+            if key in value.duplicates:
+                yield here
+            yield from _duplicate_paths(item, here)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _duplicate_paths(item, f"{path}[{index}]")
+
+
+def _check_duplicate_keys(data: bytes, source: str) -> None:
+    # The API server's strict field validation refuses a JSON body with a key given twice
+    # (orjson keeps the last silently); the path is the field's in the input.
+    if len(data) > _DUPLICATE_CHECK_BYTES or b'"uid":' in data:
+        return  # objects read back from a server, which stores no duplicate keys
+    import json
+
+    try:
+        value = json.loads(data, object_pairs_hook=_Pairs)
+    except (ValueError, RecursionError):
+        return
+    found = list(_duplicate_paths(value))
+    if found:
+        raise DecodeError(
+            source, [f"strict decoding error: duplicate field {go_quote(p)}" for p in found]
+        )
 
 
 def _json_stream(data: bytes, source: str) -> list[Any]:
@@ -122,7 +186,10 @@ def parse_documents(data: bytes, source: str, *, skip_managed_fields: bool = Fal
             except DecodeError as json_error:
                 # YAMLOrJSONDecoder: input that looks like JSON but is not (YAML flow
                 # style: unquoted keys, trailing commas) is read as YAML; when both fail,
-                # the JSON decoder's error is the one reported.
+                # the JSON decoder's error is the one reported. Valid JSON with duplicate
+                # keys (errors by field) is refused as it is.
+                if json_error.errors:
+                    raise
                 try:
                     return parse_yaml_documents(data, skip_managed_fields=skip_managed_fields)
                 except YamlSyntaxError:

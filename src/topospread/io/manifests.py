@@ -105,9 +105,10 @@ def read_documents(path: str) -> list[Document]:
     if data.lstrip()[:1] in (b"{", b"["):
         try:
             values = _json_documents(data, source)
-        except DecodeError:
+        except DecodeError as exc:
+            if exc.errors:
+                raise  # valid JSON with duplicate keys
             # Not JSON: YAML in flow style, read document by document below.
-            pass
         else:
             text = data.decode("utf-8", errors="replace")
             if len(values) == 1 and isinstance(values[0], list):
