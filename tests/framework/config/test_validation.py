@@ -280,15 +280,44 @@ def test_an_extender_that_does_not_prioritize_needs_no_weight():
     assert config.extenders[0].weight == 0
 
 
-def test_a_negative_plugin_score_weight_is_kept_as_kube_scheduler_keeps_it():
-    # validateKubeSchedulerProfile checks no plugin weight; the framework's
-    # getValidScoreWeights turns only 0 into 1 and runs a negative weight as written.
-    config = decode_configuration(
-        yaml.safe_load(
-            HEADER + "profiles:\n- plugins:\n    score:\n      enabled:\n"
-            "      - {name: PodTopologySpread, weight: -5}\n"
+OVERFLOW = (
+    "creating profile for scheduler name default-scheduler: score plugins: total score of "
+    "Score plugins could overflow"
+)
+
+
+@pytest.mark.parametrize(
+    ("plugins", "refused"),
+    [
+        # Each verdict is the real kube-scheduler v1.37.1's on the same configuration
+        # (--write-config-to: it starts, or fails creating the profile).
+        ("score:\n  enabled:\n  - {name: PodTopologySpread, weight: -5}", True),
+        ("score:\n  enabled:\n  - {name: ImageLocality, weight: -3}", True),
+        ("multiPoint:\n  enabled:\n  - {name: TaintToleration, weight: -1}", True),
+        (
+            "score:\n  disabled:\n  - {name: '*'}\n  enabled:\n"
+            "  - {name: PodTopologySpread, weight: -5}\n  - {name: ImageLocality, weight: 1}",
+            True,
         ),
-        "c.yaml",
-    )
-    enabled = config.profiles[0].plugins.score.enabled
-    assert [r.weight for r in enabled if r.name == "PodTopologySpread"] == [-5]
+        # The last plugin weighed: nothing comes after the negative total.
+        ("multiPoint:\n  enabled:\n  - {name: ImageLocality, weight: -3}", False),
+        (
+            "multiPoint:\n  disabled:\n  - {name: '*'}\n  enabled:\n  - {name: PrioritySort}\n"
+            "  - {name: DefaultBinder}\n  - {name: PodTopologySpread, weight: -5}",
+            False,
+        ),
+        # The total stays positive (3 + 2 - 2 before it): no wrap-around.
+        ("multiPoint:\n  enabled:\n  - {name: NodeResourcesFit, weight: -2}", False),
+    ],
+)
+def test_a_negative_score_weight_is_refused_where_kube_scheduler_refuses_it(plugins, refused):
+    # Validation checks no plugin weight; NewFramework's getValidScoreWeights keeps a
+    # negative one and then finds MaxTotalScore - total overflowing int64.
+    indented = "\n".join("    " + line for line in plugins.splitlines())
+    text = HEADER + f"profiles:\n- plugins:\n{indented}\n"
+    if refused:
+        with pytest.raises(ConfigError) as info:
+            decode_configuration(yaml.safe_load(text), "c.yaml")
+        assert [str(e) for e in info.value.errors] == [OVERFLOW]
+    else:
+        decode_configuration(yaml.safe_load(text), "c.yaml")

@@ -52,7 +52,7 @@ from topospread.framework.config.types import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
-from topospread.framework.config.validation import validate_configuration
+from topospread.framework.config.validation import score_weight_problems, validate_configuration
 from topospread.model.decode import _constraint, _join, _node_selector_term, _Reader
 from topospread.model.objects import NodeAffinity, NodeSelector, PreferredSchedulingTerm
 
@@ -354,6 +354,11 @@ def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfig
     errors = validate_configuration(config, entries)
     if errors:
         raise ConfigError(source, errors)
+    # kube-scheduler builds its profiles after validation; what that refuses is refused
+    # here, so that no command runs a configuration kube-scheduler would not start with.
+    problems = score_weight_problems(config)
+    if problems:
+        raise ConfigError(source, problems)
     return config
 
 

@@ -23,6 +23,7 @@ from typing import Any, Final
 from topospread.errors import FieldError
 from topospread.framework.config.types import (
     API_VERSION,
+    IN_TREE_PLUGINS,
     Extender,
     InterPodAffinityArgs,
     NodeAffinityArgs,
@@ -42,6 +43,7 @@ from topospread.model.nodeaffinity import (
 from topospread.model.validation import validate_label_name
 
 __all__ = [
+    "score_weight_problems",
     "validate_configuration",
     "validate_inter_pod_affinity_args",
     "validate_node_affinity_args",
@@ -447,6 +449,50 @@ def _validate_common_queue_sort(profiles: Sequence[Profile]) -> list[FieldError]
                     )
                 )
     return errs
+
+
+_MAX_SCORE = 100
+"""``fwk.MaxScore``: a plugin's normalized score per node."""
+_MAX_INT64 = (1 << 63) - 1
+"""``fwk.MaxTotalScore`` (``math.MaxInt64``)."""
+
+
+def _int64(value: int) -> int:
+    # Go's int64 arithmetic wraps around.
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def score_weight_problems(config: SchedulerConfiguration) -> list[str]:
+    """What ``getValidScoreWeights`` (pkg/scheduler/framework/runtime/framework.go) refuses
+    when ``NewFramework`` builds each profile, after validation passed (profile.go's words).
+
+    Over the explicit list, then multiPoint (first entry of a name wins; plugins that do
+    not implement the interface skipped), each weight (0 means 1) must keep
+    ``weight * MaxScore <= MaxTotalScore - total`` in int64. Validation checks no plugin
+    weight, so a negative one is taken; it lowers the running total, and the next
+    positive weight overflows ``MaxTotalScore - total``: kube-scheduler refuses the
+    configuration then, and accepts a negative weight only on the last plugin it
+    weighs."""
+    for profile in config.profiles:
+        plugins = profile.plugins
+        for what, point, explicit in (
+            ("score plugins", "score", plugins.score.enabled),
+            ("placement score plugins", "placement_score", plugins.placement_score.enabled),
+        ):
+            seen: set[str] = set()
+            total = 0
+            for ref in (*explicit, *plugins.multi_point.enabled):
+                if ref.name in seen or point not in IN_TREE_PLUGINS.get(ref.name, ()):
+                    continue
+                seen.add(ref.name)
+                weighted = (ref.weight or 1) * _MAX_SCORE
+                if weighted > _int64(_MAX_INT64 - total):
+                    return [
+                        f"creating profile for scheduler name {profile.scheduler_name}: "
+                        f"{what}: total score of Score plugins could overflow"
+                    ]
+                total = _int64(total + weighted)
+    return []
 
 
 def _validate_extenders(path: str, extenders: Sequence[Extender]) -> list[FieldError]:
