@@ -73,3 +73,13 @@ def test_a_scheduler_configuration_with_a_negative_extender_weight_is_refused() 
         f"{config}: extenders[0].weight: Invalid value: -2: must have a positive weight "
         "applied to it"
     ]
+
+
+def test_a_scheduler_configuration_with_a_negative_score_weight_is_refused() -> None:
+    config = DATA / "config" / "negative-score-weight.yaml"
+    assert _refusal(
+        "--cluster", str(DATA / "rebalance" / "soft.yaml"), "--config", str(config)
+    ) == [
+        f"{config}: creating profile for scheduler name default-scheduler: score plugins: "
+        "total score of Score plugins could overflow"
+    ]
