@@ -804,7 +804,7 @@ def _candidates(
             )
         return found
 
-    worth: list[tuple[tuple[object, ...], Pod]] = []
+    worth: list[tuple[tuple[object, ...], Pod, tuple[object, ...]]] = []
     for pod in live:
         w = world.workload_of.get(pod.key)
         if w is None:
@@ -825,11 +825,11 @@ def _candidates(
             repr(klass),
             pod.key,
         )
-        worth.append((order, pod))
+        worth.append((order, pod, klass))
     worth.sort(key=lambda item: item[0])
 
     seen: set[tuple[object, ...]] = set()
-    for _, pod in worth:
+    for _, pod, klass in worth:
         why = _protection(pod, options)
         if why is not None:
             yield pod, False, f"protected: {why}"
@@ -855,7 +855,7 @@ def _candidates(
                 new_batch = True
         labels = world.node_by_name[pod.node_name].labels
         signature = (
-            _class_of(pod),
+            klass,
             tuple(labels.get(k) for k in topology_keys(pod)),
             new_batch,
         )
