@@ -209,7 +209,7 @@ def _default_container(
 
 def _limit_ranger_validate(pod: Pod, ranges: Sequence[LimitRange]) -> None:
     # PodValidateLimitFunc; the first LimitRange with problems refuses the pod, with all of
-    # its problems (utilerrors.NewAggregate: one as is, several in brackets).
+    # its problems.
     for limit_range in ranges:
         problems: list[str] = []
         for item in limit_range.limits:
@@ -225,22 +225,31 @@ def _limit_ranger_validate(pod: Pod, ranges: Sequence[LimitRange]) -> None:
                             *_pod_totals(pod))
                 )  # fmt: skip
         if problems:
-            joined = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
-            raise _forbidden(pod, joined)
+            raise _forbidden(pod, _aggregate(problems))
+
+
+def _aggregate(messages: Sequence[str]) -> str:
+    # utilerrors.NewAggregate(...).Error(): one error as is; several deduplicated, and in
+    # brackets unless only one distinct message is left.
+    if len(messages) == 1:
+        return messages[0]
+    distinct = list(dict.fromkeys(messages))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
 
 
 def _pod_totals(pod: Pod) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
     # podRequests / podLimits of the plugin: containers and sidecars add up, each init
     # container runs with the sidecars started before it, the largest of those counts;
-    # pod-level cpu and memory override (PodLevelResources is on).
+    # pod-level cpu and memory override (PodLevelResources is on). A sum keeps the format
+    # of its first term (Quantity.Add), a maximum that of the larger (DeepCopy).
     totals = []
     for pick, pod_level in (
         (_requests_of, pod.pod_resources_requests),
         (_limits_of, pod.pod_resources_limits),
     ):
-        total: dict[str, Fraction] = {}
-        sidecars: dict[str, Fraction] = {}
-        init_peak: dict[str, Fraction] = {}
+        total: dict[str, Quantity] = {}
+        sidecars: dict[str, Quantity] = {}
+        init_peak: dict[str, Quantity] = {}
         for container in pod.containers:
             _add(total, pick(container))
         for container in pod.init_containers:
@@ -249,21 +258,17 @@ def _pod_totals(pod: Pod) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
                 _add(sidecars, pick(container))
                 running = dict(sidecars)
             else:
-                running = dict(sidecars)
+                running = {}
                 _add(running, pick(container))
-            for name, amount in running.items():
-                if name not in init_peak or amount > init_peak[name]:
-                    init_peak[name] = amount
-        for name, amount in init_peak.items():
-            if name not in total or amount > total[name]:
-                total[name] = amount
-        result = {name: Quantity(amount) for name, amount in total.items()}
-        result.update(
+                _add(running, sidecars)
+            _keep_larger(init_peak, running)
+        _keep_larger(total, init_peak)
+        total.update(
             (name, quantity)
             for name, quantity in (pod_level or {}).items()
             if name in ("cpu", "memory")
         )
-        totals.append(result)
+        totals.append(total)
     return totals[0], totals[1]
 
 
@@ -275,9 +280,18 @@ def _limits_of(container: Container) -> ResourceList:
     return container.limits
 
 
-def _add(total: dict[str, Fraction], amounts: ResourceList) -> None:
+def _add(total: dict[str, Quantity], amounts: ResourceList) -> None:
     for name, quantity in amounts.items():
-        total[name] = total.get(name, Fraction(0)) + quantity.amount
+        first = total.get(name)
+        total[name] = (
+            quantity if first is None else Quantity(first.amount + quantity.amount, first.format)
+        )
+
+
+def _keep_larger(peak: dict[str, Quantity], amounts: ResourceList) -> None:
+    for name, quantity in amounts.items():
+        if name not in peak or quantity.amount > peak[name].amount:
+            peak[name] = quantity
 
 
 _MAX_MILLI_VALUE: Final = (2**63 - 1) // 1000

@@ -1648,6 +1648,7 @@ def full_scenarios(draw: st.DrawFn, max_nodes: int = 10, max_pods: int = 24) -> 
     pod = draw(full_incoming_pods(names, owned))
     config = draw(full_configurations())
     extra_tags = _issue_12_cases(draw, cluster, pod, names)
+    extra_tags += _admission_cases(draw, cluster, pod, names)
     spec = pod["spec"]
     affinity = spec.get("affinity", {})
     tags = [
@@ -1658,6 +1659,93 @@ def full_scenarios(draw: st.DrawFn, max_nodes: int = 10, max_pods: int = 24) -> 
         *extra_tags,
     ]
     return Scenario(cluster, pod, config, tuple(tags))
+
+
+# What issue 25 found the generators never reached: the admission of an unstored pod over
+# the cluster's RuntimeClasses (overhead, scheduling) and LimitRanges, and nodes whose only
+# NoExecute taint is not-ready or unreachable (tolerated through DefaultTolerationSeconds).
+# Drawn after everything else, so every earlier draw is unchanged.
+
+_RUNTIME_TOLERATIONS: tuple[Obj, ...] = (
+    {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "dedicated", "operator": "Equal", "value": "blue"},
+    {"key": "gpu", "operator": "Exists"},
+    {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+)
+
+
+def _admission_cases(
+    draw: st.DrawFn, cluster: list[Obj], pod: Obj, names: tuple[str, ...]
+) -> list[str]:
+    tags: list[str] = []
+    spec = pod["spec"]
+    namespace = pod["metadata"].get("namespace", "default")
+    if spec.get("runtimeClassName") == "kata" or draw(_ints(0, 9)) == 0:
+        tags.append("runtime-class")
+        klass: Obj = {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "kata"},
+            "handler": "kata",
+        }
+        written = spec.pop("overhead", None)
+        if draw(_ints(0, 3)) > 0:
+            klass["overhead"] = {
+                "podFixed": {"cpu": draw(_sample(("50m", "250m", "1"))), "memory": "64Mi"}
+            }
+            if written is not None and draw(_ints(0, 5)) == 0:
+                spec["overhead"] = written  # equal to the class's, or refused
+        scheduling: Obj = {}
+        if draw(_BOOLS):
+            scheduling["nodeSelector"] = {ZONE: draw(_sample(TOPOLOGY_VALUES[ZONE][:3]))}
+        if draw(_BOOLS):
+            picked = draw(
+                st.lists(_ints(0, len(_RUNTIME_TOLERATIONS) - 1), min_size=1, max_size=2)
+            )
+            scheduling["tolerations"] = [copy.deepcopy(_RUNTIME_TOLERATIONS[i]) for i in picked]
+        if scheduling:
+            klass["scheduling"] = scheduling
+            tags.append("runtime-class-scheduling")
+        cluster.append(klass)
+        spec["runtimeClassName"] = "kata"
+    if draw(_ints(0, 5)) == 0:
+        tags.append("limit-range")
+        container: Obj = {"type": "Container"}
+        if draw(_BOOLS):
+            container["defaultRequest"] = {"cpu": draw(_sample(CPU)), "memory": "128Mi"}
+        if draw(_BOOLS):
+            container["default"] = {"cpu": draw(_sample(("1", "2", "4"))), "memory": "1Gi"}
+        if draw(_ints(0, 3)) == 0:
+            container["max"] = {"cpu": draw(_sample(("2", "8")))}
+        if draw(_ints(0, 3)) == 0:
+            container["min"] = {"cpu": draw(_sample(("10m", "200m")))}
+        if draw(_ints(0, 5)) == 0:
+            container["maxLimitRequestRatio"] = {"cpu": draw(_sample(("2", "10")))}
+        limits = [container]
+        if draw(_ints(0, 3)) == 0:
+            limits.append({"type": "Pod", "max": {"memory": draw(_sample(("2Gi", "64Gi")))}})
+        cluster.append(
+            {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": {"name": "limits", "namespace": namespace},
+                "spec": {"limits": limits},
+            }
+        )
+        for target in (spec.get("containers", []), spec.get("initContainers", [])):
+            for c in target:
+                if draw(_ints(0, 2)) == 0:
+                    c.pop("resources", None)  # the LimitRange's defaults apply
+    if draw(_ints(0, 5)) == 0:
+        tags.append("unreachable-node")
+        nodes = [o for o in cluster if o.get("kind") == "Node"]
+        for node in draw(st.lists(_ints(0, len(nodes) - 1), min_size=1, unique=True)):
+            key = draw(_sample(("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")))
+            taints = nodes[node].setdefault("spec", {}).setdefault("taints", [])
+            taints.append({"key": key, "effect": "NoExecute"})
+            if draw(_BOOLS):
+                taints.append({"key": key, "effect": "NoSchedule"})
+    return tags
 
 
 # What issue 12 found the generator never reached: host-network pods, pod-level limits,
