@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from topospread.model.decode import decode_documents
 from topospread.model.admission import admit_pod
+from topospread.model.decode import decode_documents
 from topospread.model.objects import Pod
 
 

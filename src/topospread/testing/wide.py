@@ -49,8 +49,8 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework
 from topospread.framework.status import Code
-from topospread.model.decode import decode_documents
 from topospread.model.admission import admit_pod
+from topospread.model.decode import decode_documents
 from topospread.model.objects import Pod
 from topospread.model.validation import validate_object, validate_pod
 from topospread.plugins.registry import in_tree_registry
