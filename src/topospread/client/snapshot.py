@@ -312,6 +312,9 @@ class Anonymizer:
                         self._metadata("PersistentVolumeClaim", claim["metadata"])
                     if isinstance(claim.get("spec"), dict):
                         self._claim_spec(claim["spec"])
+        elif kind == "RuntimeClass" and isinstance(obj.get("scheduling"), dict):
+            # Merged into the pods that name the class: anonymized as a pod's would be.
+            self._pod_spec_placement(obj["scheduling"])
         elif kind == "PodDisruptionBudget" and isinstance(spec, dict):
             self._selector(spec.get("selector"))
         elif kind == "PersistentVolumeClaim":
@@ -477,8 +480,10 @@ class Anonymizer:
             if kind in ("Node", "CSINode"):
                 # A CSINode is named as its node.
                 meta["name"] = self.node(name)
-            elif kind == "CSIDriver":
-                pass  # a driver name, matched against CSINodes and provisioners: kept
+            elif kind in ("CSIDriver", "RuntimeClass"):
+                # A driver name, matched against CSINodes and provisioners; a runtime
+                # handler's class, named by pods' runtimeClassName: kept.
+                pass
             elif kind == "Namespace":
                 meta["name"] = self.namespace(name)
             else:
@@ -586,14 +591,17 @@ class Anonymizer:
         if isinstance(template.get("spec"), dict):
             self._pod_spec(template["spec"])
 
-    def _pod_spec(self, spec: dict[str, Any]) -> None:
-        if isinstance(spec.get("nodeName"), str):
-            spec["nodeName"] = self.node(spec["nodeName"])
+    def _pod_spec_placement(self, spec: dict[str, Any]) -> None:
         self._string_map_values(spec.get("nodeSelector"))
         for toleration in _dicts(spec.get("tolerations")):
             if isinstance(toleration.get("value"), str):
                 key = str(toleration.get("key", ""))
                 toleration["value"] = self.value(key, toleration["value"])
+
+    def _pod_spec(self, spec: dict[str, Any]) -> None:
+        if isinstance(spec.get("nodeName"), str):
+            spec["nodeName"] = self.node(spec["nodeName"])
+        self._pod_spec_placement(spec)
         for constraint in _dicts(spec.get("topologySpreadConstraints")):
             self._selector(constraint.get("labelSelector"))
         affinity = spec.get("affinity")

@@ -84,6 +84,8 @@ CRON_JOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 PRIORITY_CLASSES = Resource(
     "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False
 )
+LIMIT_RANGES = Resource("", "v1", "limitranges", "LimitRange")
+RUNTIME_CLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", namespaced=False)
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 STORAGE_CLASSES = Resource(
@@ -152,13 +154,16 @@ SCHEDULER_RESOURCES: tuple[Resource, ...] = (
     DEPLOYMENTS,
     POD_DISRUPTION_BUDGETS,
     PRIORITY_CLASSES,
+    LIMIT_RANGES,
+    RUNTIME_CLASSES,
     *STORAGE_RESOURCES,
     *DRA_RESOURCES,
 )
 """What kube-scheduler's informers watch that topospread models, plus Deployments (the
-owners of ReplicaSets, for the simulator and audit) and PriorityClasses (pods read from a
-server carry their resolved priority; a pod explained or simulated from a manifest gets
-it from the cluster's classes, as the Priority admission plugin would give it)."""
+owners of ReplicaSets, for the simulator and audit) and what the API server's admission
+reads: PriorityClasses, LimitRanges and RuntimeClasses (pods read from a server are
+admitted already; a pod explained or simulated from a manifest is admitted over the
+cluster's objects, :func:`topospread.model.admission.admit_pod`)."""
 
 AUDIT_RESOURCES: tuple[Resource, ...] = (*SCHEDULER_RESOURCES, DAEMON_SETS, JOBS, CRON_JOBS)
 """What ``audit`` reads: the scheduler's objects and every workload kind that owns pods."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topospread.client.config import Connection
-from topospread.client.source import Resource
+from topospread.client.source import LIMIT_RANGES, RUNTIME_CLASSES, Resource
 from topospread.client.transport import Request, raise_for_status
 
 __all__ = ["Kube", "node", "pod"]
@@ -28,6 +28,8 @@ _RESOURCES = {
     "ReplicaSet": Resource("apps", "v1", "replicasets", "ReplicaSet"),
     "PodDisruptionBudget": Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     "ServiceAccount": Resource("", "v1", "serviceaccounts", "ServiceAccount"),
+    "LimitRange": LIMIT_RANGES,
+    "RuntimeClass": RUNTIME_CLASSES,
     "PersistentVolume": Resource(
         "", "v1", "persistentvolumes", "PersistentVolume", namespaced=False
     ),
