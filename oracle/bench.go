@@ -185,11 +185,23 @@ func benchWorkload(in *benchInput, parallelism int) (*BenchOutput, []Placement, 
 	if err != nil {
 		return nil, nil, err
 	}
+	// The pods as the API server stores them (admission.go), like explain's.
+	if err := admitCluster(cluster, nil, ""); err != nil {
+		return nil, nil, err
+	}
+	admitter, err := newAdmitter(cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer admitter.close()
 	pods := make([]*v1.Pod, len(in.Pods))
 	for i, raw := range in.Pods {
 		pod, err := decodeIncomingPod(sourcedBytes{source: fmt.Sprintf("pods[%d]", i), data: raw})
 		if err != nil {
 			return nil, nil, err
+		}
+		if err := admitter.admitPod(context.Background(), pod); err != nil {
+			return nil, nil, &inputError{source: fmt.Sprintf("pods[%d]", i), err: err}
 		}
 		if pod.Status.NominatedNodeName != "" {
 			return nil, nil, &inputError{source: fmt.Sprintf("pods[%d]", i), err: errors.New("status.nominatedNodeName is not supported by bench")}

@@ -130,6 +130,11 @@ def _draw_volume_scenario(rng: random.Random, index: int) -> Scenario:
         _class("noprov", "", wait=True),
     ]
     objects.extend(c for c in classes if rng.random() < 0.9)
+    # DefaultStorageClass (issue 25): a claim created without a class gets the default one.
+    # Marked on the objects as given, so the classes left out above are never the default.
+    defaults = [c for c in classes if c in objects and rng.random() < 0.2]
+    for default in defaults:
+        default["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
     if rng.random() < 0.8:
         objects.append(_driver(TRACKED_DRIVER, capacity=True))
     if rng.random() < 0.5:
@@ -355,6 +360,8 @@ def _claim(
         spec["volumeAttributesClassName"] = "gold"
     if rng.random() < 0.05:
         meta.setdefault("annotations", {})[BETA_CLASS] = rng.choice(("local", "wffc", ""))
+    if cls is None and "volumeName" not in spec and rng.random() < 0.6:
+        del meta["uid"]  # not created yet: the API server's DefaultStorageClass applies
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",

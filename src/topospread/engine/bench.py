@@ -26,6 +26,7 @@ from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework, PluginFactory
+from topospread.model.admission import admit_pod
 from topospread.model.objects import Pod
 from topospread.plugins.registry import in_tree_registry
 
@@ -69,7 +70,9 @@ def schedule_sequentially(
     features: Features = Features(),
     clock: Callable[[], float] = time.perf_counter,
 ) -> SequentialRun:
-    """Schedule ``pods`` one after the other on ``cluster`` (setup is not timed)."""
+    """Schedule ``pods`` one after the other on ``cluster`` (setup, the pods' admission
+    included, is not timed)."""
+    pods = [admit_pod(pod, cluster.admission) for pod in pods]
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
     plugins = registry if registry is not None else in_tree_registry()
