@@ -69,6 +69,17 @@ def test_interval_needs_apply() -> None:
     assert "--interval" in result.output
 
 
+def test_lease_durations_client_go_refuses_are_a_usage_error() -> None:
+    # Checked before any connection is made (no kubeconfig is read).
+    result = _run("--apply", "--lease-duration", "5", "--renew-deadline", "10")
+    assert result.exit_code == 2
+    assert (
+        "--lease-duration 5, --renew-deadline 10, --retry-period 2: "
+        "leaseDuration must be greater than renewDeadline"
+    ) in result.output
+    assert "Traceback" not in result.output
+
+
 def test_config_and_include_soft() -> None:
     result = _run(
         "--cluster",

@@ -7,8 +7,13 @@ owning controllers' replacements are scheduled (and Ready, where the evicted pod
 budgets recover), checks that each landed on one of the nodes the plan said it may
 (the tied nodes), and plans again from what the cluster now is. It stops on surprises: a
 refused eviction, a pod already gone, a replacement elsewhere, a replacement that is not
-scheduled in time. ``--interval`` repeats rounds while holding a coordination.k8s.io/v1
-Lease, so that only one replica acts.
+scheduled in time.
+
+Only the holder of a coordination.k8s.io/v1 Lease evicts (:class:`Leadership`, client-go's
+leader election from :mod:`topospread.client.leaderelection`, renewed on its own thread
+for the whole run): the Lease is confirmed (renewed) just before each eviction and
+checked while replacements are awaited, and a run whose Lease was lost or could not be
+renewed stops at once with the reason.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from topospread.client.config import Connection
 from topospread.client.transport import Request, raise_for_status
@@ -28,7 +33,7 @@ from topospread.model.workloads import ManifestObject
 
 __all__ = [
     "ApplyResult",
-    "Lease",
+    "Leadership",
     "RoundResult",
     "apply_rebalance",
     "evict",
@@ -37,6 +42,22 @@ __all__ = [
 
 Reader = Callable[[], tuple[list[ManifestObject], frozenset[str]]]
 """Reads the cluster: its objects and the pods with local storage."""
+
+
+class Leadership(Protocol):
+    """The Lease a run holds (:class:`~topospread.client.leaderelection.LeaderElector`)."""
+
+    def leading(self) -> bool:
+        """Whether we still hold it, without a request."""
+        ...
+
+    def confirm(self) -> bool:
+        """Renew it now and say whether we still hold it (before an eviction)."""
+        ...
+
+    def why_not_leading(self) -> str:
+        """One line on how it was lost."""
+        ...
 
 
 @dataclass
@@ -156,18 +177,23 @@ def _wait_for_replacements(
     existing: set[str],
     timeout: float,
     poll: float,
+    lease: Leadership,
 ) -> tuple[dict[str, str], str | None]:
     """Wait until each evicted pod's controller has a new pod (one not in ``existing``,
-    the namespaces' pods before the batch) scheduled; (landed, surprise)."""
+    the namespaces' pods before the batch) scheduled; (landed, surprise). Stops waiting
+    when the Lease is lost."""
     namespaces = sorted({e.pod.split("/", 1)[0] for e in batch})
     deadline = time.monotonic() + timeout
+    landed: dict[str, str] = {}
     while True:
+        if not lease.leading():
+            return landed, lease.why_not_leading()
         pods: dict[str, dict[str, Any]] = {}
         for ns in namespaces:
             for item in _get_json(connection, f"/api/v1/namespaces/{ns}/pods")["items"]:
                 meta = item["metadata"]
                 pods[f"{meta['namespace']}/{meta['name']}"] = item
-        landed: dict[str, str] = {}
+        landed = {}
         waiting: list[str] = []
         used: set[str] = set()
         for e in batch:
@@ -225,12 +251,16 @@ def apply_rebalance(
     scope: Scope,
     options: RebalanceOptions,
     *,
+    lease: Leadership,
     timeout: float = 120.0,
     poll: float = 0.5,
     max_rounds: int = 100,
     echo: Callable[[str], None] = lambda _: None,
 ) -> ApplyResult:
-    """Plan, evict one batch, wait, and plan again until balanced or stopped."""
+    """Plan, evict one batch, wait, and plan again until balanced or stopped.
+
+    Nothing is evicted unless ``lease`` confirms, just before that eviction, that we hold
+    it; a lost Lease stops the run with ``reason`` saying so."""
     result = ApplyResult()
     budget = options.max_evictions
     for _ in range(max_rounds):
@@ -267,6 +297,9 @@ def apply_rebalance(
             for item in _get_json(connection, f"/api/v1/namespaces/{namespace}/pods")["items"]
         }
         for e in batch:
+            if not lease.confirm():
+                current.surprise = lease.why_not_leading()
+                break
             done, why = evict(connection, e.pod)
             if not done:
                 current.surprise = why
@@ -278,7 +311,7 @@ def apply_rebalance(
             )
         if current.evicted:
             landed, surprise = _wait_for_replacements(
-                connection, current.evicted, before, existing, timeout, poll
+                connection, current.evicted, before, existing, timeout, poll, lease
             )
             current.landed = landed
             for pod, node in landed.items():
@@ -289,68 +322,3 @@ def apply_rebalance(
             return result
     result.reason = f"not balanced after {max_rounds} rounds"
     return result
-
-
-class Lease:
-    """Leader election kept simple: before each round, acquire or renew one
-    coordination.k8s.io/v1 Lease; a round runs only while we hold it. A Lease held by
-    another identity is taken over only after its holder has not renewed it for
-    ``leaseDurationSeconds`` as observed on our own clock (client-go's rule)."""
-
-    def __init__(
-        self, connection: Connection, namespace: str, name: str, identity: str, duration: int
-    ) -> None:
-        self.connection = connection
-        self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
-        self.namespace = namespace
-        self.name = name
-        self.identity = identity
-        self.duration = duration
-        self._observed: tuple[str, str] | None = None
-        self._observed_at = 0.0
-
-    def acquire(self) -> bool:
-        """Whether we hold the Lease now (taken, renewed or created)."""
-        from topospread.scheduler.leader import micro_time
-
-        now = micro_time()
-        response = self.connection.transport.send(Request("GET", self.path))
-        spec: dict[str, Any] = {
-            "holderIdentity": self.identity,
-            "leaseDurationSeconds": self.duration,
-            "acquireTime": now,
-            "renewTime": now,
-            "leaseTransitions": 0,
-        }
-        body: dict[str, Any] = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": spec,
-        }
-        if response.status == 404:
-            created = self.connection.transport.send(
-                Request("POST", self.path.rsplit("/", 1)[0], body=json.dumps(body).encode())
-            )
-            return created.status in (200, 201)
-        raise_for_status(response, self.connection.server, verb="get", resource="leases")
-        lease = json.loads(response.data)
-        current = lease.get("spec") or {}
-        holder = str(current.get("holderIdentity") or "")
-        observed = (holder, str(current.get("renewTime") or ""))
-        if observed != self._observed:
-            self._observed, self._observed_at = observed, time.monotonic()
-        duration = int(current.get("leaseDurationSeconds") or self.duration)
-        if holder and holder != self.identity and self._observed_at + duration > time.monotonic():
-            return False
-        transitions = int(current.get("leaseTransitions") or 0)
-        if holder == self.identity:
-            spec["acquireTime"] = current.get("acquireTime") or now
-            spec["leaseTransitions"] = transitions
-        else:
-            spec["leaseTransitions"] = transitions + 1
-        body["metadata"]["resourceVersion"] = lease["metadata"].get("resourceVersion", "")
-        written = self.connection.transport.send(
-            Request("PUT", self.path, body=json.dumps(body).encode())
-        )
-        return written.status == 200

@@ -1,17 +1,20 @@
 """``topospread rebalance``: evictions that bring spread back within maxSkew.
 
 A dry run by default (files or a live cluster, read-only); ``--apply`` carries the plan out
-on a live cluster (:mod:`topospread.cli.rebalance_apply`). Exit status: 0 balanced (or
-nothing to do), 1 the plan cannot reach balance or ``--apply`` stopped, 2 bad input.
+on a live cluster (:mod:`topospread.cli.rebalance_apply`), holding a Lease for the whole
+run. Exit status: 0 balanced (or nothing to do), 1 the plan cannot reach balance or
+``--apply`` stopped (a lost Lease included), 2 bad input, 3 another process holds the
+Lease and ``--no-wait-for-lease`` was given.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
+import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import wraps
 from html import escape
 from pathlib import Path
@@ -29,9 +32,17 @@ from topospread.io import load_configuration
 from topospread.io.manifests import load_audit_objects, read_documents
 from topospread.model.workloads import ManifestObject
 
-__all__ = ["EXIT_NOT_BALANCED", "rebalance_command", "rebalance_html", "render_plan"]
+__all__ = [
+    "EXIT_LEASE_HELD",
+    "EXIT_NOT_BALANCED",
+    "rebalance_command",
+    "rebalance_html",
+    "render_plan",
+]
 
 EXIT_NOT_BALANCED = 1
+EXIT_LEASE_HELD = 3
+"""``--apply --no-wait-for-lease`` while another process holds the Lease."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -319,10 +330,42 @@ def rebalance_html(plan: RebalancePlan) -> str:
     "--interval",
     type=click.FloatRange(min=1),
     default=None,
-    help="With --apply: run a round every SECONDS, holding a Lease (leader election).",
+    help="With --apply: run again every SECONDS, holding the Lease throughout.",
 )
-@click.option("--lease-namespace", default="kube-system", show_default=True)
+@click.option(
+    "--lease-namespace",
+    default="kube-system",
+    show_default=True,
+    help="With --apply: the namespace of the Lease only one --apply holds at a time.",
+)
 @click.option("--lease-name", default="topospread-rebalance", show_default=True)
+@click.option(
+    "--lease-duration",
+    type=click.FloatRange(min=1),
+    default=15.0,
+    show_default=True,
+    help="Seconds another process waits after the holder's last renewal before taking the Lease.",
+)
+@click.option(
+    "--renew-deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds the holder keeps trying to renew before it stops evicting.",
+)
+@click.option(
+    "--retry-period",
+    type=click.FloatRange(min=0, min_open=True),
+    default=2.0,
+    show_default=True,
+    help="Seconds between renewals (and between tries while waiting).",
+)
+@click.option(
+    "--wait-for-lease/--no-wait-for-lease",
+    default=True,
+    show_default=True,
+    help="While another process holds the Lease: wait for it, or exit with status 3.",
+)
 @click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -353,6 +396,10 @@ def rebalance_command(
     interval: float | None,
     lease_namespace: str,
     lease_name: str,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    wait_for_lease: bool,
     kubeconfig: Path | None,
     context: str | None,
 ) -> None:
@@ -371,6 +418,16 @@ def rebalance_command(
         raise click.UsageError("--interval repeats --apply rounds: give --apply too")
     if all_namespaces and namespaces:
         raise click.UsageError("-A and -n cannot be combined")
+    if do_apply:
+        from topospread.client.leaderelection import check_timing
+
+        problem = check_timing(lease_duration, renew_deadline, retry_period)
+        if problem is not None:
+            # client-go's NewLeaderElector refuses the same durations, in these words.
+            raise click.UsageError(
+                f"--lease-duration {lease_duration:g}, --renew-deadline {renew_deadline:g}, "
+                f"--retry-period {retry_period:g}: {problem}"
+            )
     kind, name = parse_workload_name(workload) if workload else (None, None)
     scope = Scope(
         namespaces=frozenset(namespaces) if namespaces else None,
@@ -411,8 +468,14 @@ def rebalance_command(
             output,
             timeout,
             interval,
-            lease_namespace,
-            lease_name,
+            _LeaseSettings(
+                lease_namespace,
+                lease_name,
+                lease_duration,
+                renew_deadline,
+                retry_period,
+                wait_for_lease,
+            ),
         )
         return
     if live:
@@ -449,6 +512,16 @@ def rebalance_command(
         raise SystemExit(EXIT_NOT_BALANCED)
 
 
+@dataclass(frozen=True)
+class _LeaseSettings:
+    namespace: str
+    name: str
+    duration: float
+    renew_deadline: float
+    retry_period: float
+    wait: bool
+
+
 def _apply(
     kubeconfig: Path | None,
     context: str | None,
@@ -458,11 +531,14 @@ def _apply(
     output: str,
     timeout: float,
     interval: float | None,
-    lease_namespace: str,
-    lease_name: str,
+    settings: _LeaseSettings,
 ) -> None:
-    from topospread.cli.rebalance_apply import Lease, apply_rebalance
+    """Hold the Lease for the whole run (client-go leader election, renewed on its own
+    thread) and evict only while holding it; a second process waits for it."""
+    from topospread.cli.rebalance_apply import apply_rebalance
     from topospread.client.config import connect
+    from topospread.client.leaderelection import LeaderElector, LeaseRecord
+    from topospread.errors import Forbidden, Unauthorized
 
     connection = connect(kubeconfig, context)
     scope = scoped(connection.namespace)
@@ -474,32 +550,63 @@ def _apply(
         objects, _, local, _ = _read_live(kubeconfig, context)
         return objects, local
 
+    # kube-scheduler's identity: the host name and a UUID (one per process).
+    identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+    elector = LeaderElector(
+        connection.transport,
+        namespace=settings.namespace,
+        name=settings.name,
+        identity=identity,
+        lease_duration=settings.duration,
+        renew_deadline=settings.renew_deadline,
+        retry_period=settings.retry_period,
+    )
+
+    def held(record: LeaseRecord) -> None:
+        click.echo(
+            f"lease {elector.lease} is held by {record.holder} (acquired "
+            f"{record.acquire_time or '?'}, leaseDurationSeconds "
+            f"{record.lease_duration_seconds}): another rebalance --apply is running; "
+            + ("waiting for it" if settings.wait else "not waiting (--no-wait-for-lease)"),
+            err=True,
+        )
+
     try:
-        if interval is None:
+        fatal = (Forbidden, Unauthorized)
+        if not elector.acquire(wait=settings.wait, on_held=held, fatal=fatal):
+            raise SystemExit(EXIT_LEASE_HELD)
+        click.echo(f"holding lease {elector.lease} as {identity}", err=True)
+        elector.start_renewing()
+        while True:
             result = apply_rebalance(
-                connection, read, configuration, scope, options, timeout=timeout, echo=echo
+                connection,
+                read,
+                configuration,
+                scope,
+                options,
+                lease=elector,
+                timeout=timeout,
+                echo=echo,
             )
             _report_apply(result, output)
-            if not result.converged:
+            if interval is None:
+                if not result.converged:
+                    raise SystemExit(EXIT_NOT_BALANCED)
+                return
+            until = time.monotonic() + interval
+            while elector.leading() and time.monotonic() < until:
+                time.sleep(min(settings.retry_period, max(0.0, until - time.monotonic())))
+            if not elector.leading():
+                click.echo(f"stopped: {elector.why_not_leading()}", err=True)
                 raise SystemExit(EXIT_NOT_BALANCED)
-            return
-        identity = f"{socket.gethostname()}_{os.getpid()}"
-        lease = Lease(connection, lease_namespace, lease_name, identity, max(15, int(interval * 2)))
-        while True:
-            if lease.acquire():
-                result = apply_rebalance(
-                    connection, read, configuration, scope, options, timeout=timeout, echo=echo
-                )
-                _report_apply(result, output)
-            else:
-                echo(f"lease {lease_namespace}/{lease_name} is held by another replica; waiting")
-            time.sleep(interval)
     except KeyboardInterrupt:
         # Interrupted between or during rounds: what was evicted stays evicted, its
-        # controllers recreate the pods; the Lease expires after its duration.
+        # controllers recreate the pods; the Lease is released below.
         echo("interrupted")
         raise SystemExit(130) from None
     finally:
+        # client-go's ReleaseOnCancel: a waiting process takes over at its next retry.
+        elector.stop(release=True)
         connection.close()
 
 

@@ -2,7 +2,8 @@
 
 Talks to an API server through the official ``kubernetes`` client's configuration and
 urllib3 pool, imported lazily; responses are decoded by topospread's own decoder
-(:func:`topospread.io.decode_objects`). Read-only: nothing here writes to a cluster.
+(:func:`topospread.io.decode_objects`). Read-only, except the Lease that leader election
+(:mod:`.leaderelection`) takes and renews.
 """
 
 from topospread.client.config import Connection, connect, kubeconfig_paths
