@@ -21,21 +21,31 @@ from click.testing import CliRunner
 
 from topospread.cli.commands import cli
 from topospread.client.config import connect
+from topospread.client.transport import Request
 from topospread.testing.controlplane import ControlPlane
 from topospread.testing.live import Kube
 from topospread.testing.rebalance_live import (
     SCENARIOS,
+    ApplyProcess,
     FakeKubelet,
     budget_observed,
     evict,
+    lease_spec,
     pod_uids,
     settle,
+    steal_lease,
 )
 
 pytestmark = pytest.mark.cluster
 
 ZONE = "topology.kubernetes.io/zone"
 ROOT = Path(__file__).parents[2]
+# Short Lease timings, so that the tests take seconds: a holder renews every 0.5 s and
+# gives up after 2 s; another process may take an unrenewed Lease after 3 s.
+SHORT_LEASE = ("--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.5")
+# Shorter still where the run must outlast the Lease (two evictions take about 2 s).
+SHORTEST_LEASE = ("--lease-duration", "1", "--renew-deadline", "0.8", "--retry-period", "0.2")
+HOLDING = r"holding lease kube-system/(\S+) as (\S+)"
 
 
 @pytest.fixture(scope="module")
@@ -236,5 +246,144 @@ def test_unready_pods_pass_a_budget_only_as_the_eviction_api_lets_them(
         (round_,) = applied["rounds"]
         assert round_["surprise"] is None
     finally:
+        kubelet.__exit__()
+        connection.close()
+
+
+def test_two_apply_processes_one_evicts_the_other_waits_and_says_who_holds_the_lease(
+    plane: ControlPlane, unique_name
+) -> None:
+    namespace = unique_name("twice")
+    lease = unique_name("lease")
+    connection, kubelet = _start(plane, "recovered-zone", namespace)
+    args = ("--lease-name", lease, *SHORTEST_LEASE, "--timeout", "60")
+    first = second = None
+    try:
+        first = ApplyProcess(plane.admin_kubeconfig, namespace, *args)
+        holder = first.wait_for_line(HOLDING, 60).group(2)
+        second = ApplyProcess(plane.admin_kubeconfig, namespace, *args)
+        waiting = second.wait_for_line(r"is held by (\S+) .*waiting for it", 60)
+        assert waiting.group(1) == holder
+        # While the first one works, the Lease stays its own and is renewed, though the
+        # run lasts longer than the lease duration.
+        renewals = set()
+        while first.when("holding lease") is not None and first.finished is None:
+            spec = lease_spec(connection, "kube-system", lease)
+            if spec is None or spec["holderIdentity"] != holder:
+                break
+            renewals.add(spec["renewTime"])
+            if second.when(HOLDING) is not None:
+                break
+            time.sleep(0.2)
+        code, applied = first.finish(120)
+        assert code == 0, first.stderr
+        assert applied["converged"]
+        assert applied["evictions"] == 2
+        # The second takes the Lease only once the first has released it, and finds the
+        # cluster balanced: nothing more to evict.
+        code, after = second.finish(120)
+        assert code == 0, second.stderr
+        assert after["converged"]
+        assert after["evictions"] == 0
+        took_over = second.when(HOLDING)
+        assert took_over is not None, second.stderr
+        assert first.finished is not None
+        assert second.started + took_over >= first.started + first.finished - 0.5
+        held_from = first.when(HOLDING)
+        assert held_from is not None
+        assert first.finished - held_from > 1, "the Lease was held longer than its duration"
+        assert len(renewals) >= 3, renewals
+        spec = lease_spec(connection, "kube-system", lease)
+        assert spec is not None
+        assert spec["holderIdentity"] == ""  # released by the second at its end
+        assert spec["leaseTransitions"] == 1
+        print(
+            f"first held the Lease {first.finished - held_from:.1f} s "
+            f"({len(renewals)} renewals seen); "
+            f"second waited {took_over:.1f} s"
+        )
+    finally:
+        for process in (first, second):
+            if process is not None:
+                process.kill()
+        kubelet.__exit__()
+        connection.close()
+
+
+def test_a_second_process_told_not_to_wait_exits_and_says_who_holds_the_lease(
+    plane: ControlPlane, unique_name
+) -> None:
+    namespace = unique_name("nowait")
+    lease = unique_name("lease")
+    connection = connect(plane.admin_kubeconfig)
+    try:
+        _create_lease(connection, lease, "someone-else")
+        result = CliRunner().invoke(
+            cli,
+            [
+                "rebalance",
+                "--apply",
+                "-n",
+                namespace,
+                "--kubeconfig",
+                str(plane.admin_kubeconfig),
+                "--lease-name",
+                lease,
+                "--no-wait-for-lease",
+            ],
+        )
+        assert result.exit_code == 3, result.output
+        assert f"lease kube-system/{lease} is held by someone-else" in result.output
+        assert "not waiting (--no-wait-for-lease)" in result.output
+        assert "Traceback" not in result.output
+    finally:
+        connection.close()
+
+
+def _create_lease(connection, name: str, holder: str) -> None:
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 60},
+    }
+    path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+    response = connection.transport.send(Request("POST", path, body=json.dumps(lease).encode()))
+    assert response.status == 201, response.data
+
+
+def test_a_holder_whose_lease_is_stolen_stops_before_its_next_eviction(
+    plane: ControlPlane, unique_name
+) -> None:
+    namespace = unique_name("stolen")
+    lease = unique_name("lease")
+    connection, kubelet = _start(plane, "recovered-zone", namespace)
+    process = None
+    try:
+        code, plan = _rebalance(plane, namespace)
+        assert code == 0
+        assert len(plan["evictions"]) == 2
+        before = pod_uids(connection, namespace)
+        process = ApplyProcess(
+            plane.admin_kubeconfig, namespace, "--lease-name", lease, *SHORT_LEASE
+        )
+        process.wait_for_line(r"^evicted ", 60)
+        steal_lease(connection, "kube-system", lease, "thief")
+        code, applied = process.finish(60)
+        assert code == 1, process.stderr
+        assert not applied["converged"]
+        assert applied["evictions"] == 1
+        assert applied["reason"] == (
+            f"stopped: lost the Lease kube-system/{lease}: it is now held by thief"
+        )
+        assert "Traceback" not in process.stderr
+        # One pod went, not two; the thief keeps the Lease (the loser releases nothing).
+        assert len(before - pod_uids(connection, namespace)) == 1
+        spec = lease_spec(connection, "kube-system", lease)
+        assert spec is not None
+        assert spec["holderIdentity"] == "thief"
+    finally:
+        if process is not None:
+            process.kill()
         kubelet.__exit__()
         connection.close()

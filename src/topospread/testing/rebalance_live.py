@@ -13,18 +13,34 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from topospread.client.config import Connection
 from topospread.client.transport import Request
 from topospread.testing.live import Kube, node
 
-__all__ = ["SCENARIOS", "FakeKubelet", "Scenario", "evict", "mark_unready", "pod_uids", "settle"]
+__all__ = [
+    "SCENARIOS",
+    "ApplyProcess",
+    "FakeKubelet",
+    "Scenario",
+    "evict",
+    "lease_spec",
+    "mark_unready",
+    "pod_uids",
+    "settle",
+    "steal_lease",
+]
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -150,6 +166,141 @@ def evict(connection: Connection, namespace: str, name: str) -> tuple[int, str]:
         Request("POST", path, body=json.dumps(body).encode(), content_type="application/json")
     )
     return response.status, response.data.decode()
+
+
+class ApplyProcess:
+    """``topospread rebalance --apply -o json`` in its own process (as a second replica or
+    a second operator would run it), its standard error read line by line as it comes."""
+
+    def __init__(self, kubeconfig: Path, namespace: str, *args: str) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "topospread.cli",
+            "rebalance",
+            "--apply",
+            "-n",
+            namespace,
+            "--kubeconfig",
+            str(kubeconfig),
+            "-o",
+            "json",
+            *args,
+        ]
+        self.started = time.monotonic()
+        self.lines: list[tuple[float, str]] = []
+        """Standard error: (seconds since the start, line)."""
+        self.finished: float | None = None
+        """Seconds from the start to the exit."""
+        self._process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self._stdout: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._read_stderr, name="apply-stderr", daemon=True),
+            threading.Thread(target=self._read_stdout, name="apply-stdout", daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read_stderr(self) -> None:
+        assert self._process.stderr is not None
+        for line in self._process.stderr:
+            self.lines.append((time.monotonic() - self.started, line.rstrip("\n")))
+
+    def _read_stdout(self) -> None:
+        assert self._process.stdout is not None
+        self._stdout.append(self._process.stdout.read())
+
+    def wait_for_line(self, pattern: str, timeout: float) -> re.Match[str]:
+        """The first line of standard error matching ``pattern``, waited for."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for _, line in list(self.lines):
+                found = re.search(pattern, line)
+                if found:
+                    return found
+            if time.monotonic() > deadline or self._process.poll() is not None:
+                time.sleep(0.2)  # the last lines of an exited process
+                for _, line in list(self.lines):
+                    found = re.search(pattern, line)
+                    if found:
+                        return found
+                raise AssertionError(f"no line matching {pattern!r}: {self.stderr}")
+            time.sleep(0.05)
+
+    def when(self, pattern: str) -> float | None:
+        """Seconds from the start to the first line matching ``pattern``."""
+        return next((t for t, line in self.lines if re.search(pattern, line)), None)
+
+    def finish(self, timeout: float) -> tuple[int, dict[str, Any]]:
+        """Wait for the exit: (status, the JSON it printed)."""
+        try:
+            self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"rebalance --apply still running: {self.stderr}") from None
+        self.finished = time.monotonic() - self.started
+        self._close()
+        stdout = "".join(self._stdout)
+        return self._process.returncode, json.loads(stdout) if stdout.strip() else {}
+
+    def kill(self) -> None:
+        """Stop it if it still runs (a failed test's cleanup)."""
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._close()
+
+    def _close(self) -> None:
+        for reader in self._readers:
+            reader.join(5)
+        for pipe in (self._process.stdout, self._process.stderr):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+
+    @property
+    def stderr(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+
+def lease_spec(connection: Connection, namespace: str, name: str) -> dict[str, Any] | None:
+    """The Lease's spec, or None while there is none."""
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
+    response = connection.transport.send(Request("GET", path))
+    if response.status == 404:
+        return None
+    spec: dict[str, Any] = json.loads(response.data).get("spec") or {}
+    return spec
+
+
+def steal_lease(
+    connection: Connection, namespace: str, name: str, identity: str, duration: int = 60
+) -> None:
+    """Write the Lease as held by ``identity`` (an operator's edit, a forced takeover),
+    read-modify-write with its resourceVersion, again on 409 (its holder renews it)."""
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
+    for _ in range(20):
+        lease = json.loads(connection.transport.send(Request("GET", path)).data)
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        lease["spec"].update(
+            holderIdentity=identity,
+            leaseDurationSeconds=duration,
+            acquireTime=now,
+            renewTime=now,
+            leaseTransitions=int(lease["spec"].get("leaseTransitions") or 0) + 1,
+        )
+        body = json.dumps(lease).encode()
+        response = connection.transport.send(Request("PUT", path, body=body))
+        if response.status == 200:
+            return
+        if response.status != 409:
+            raise RuntimeError(f"writing the Lease: HTTP {response.status}")
+    raise RuntimeError("writing the Lease: 20 conflicts in a row")
 
 
 def budget_observed(connection: Connection, namespace: str, name: str) -> dict[str, Any] | None:
