@@ -166,3 +166,48 @@ def test_reviews_on_one_kept_alive_connection_are_not_held_by_delayed_acks(serve
     connection.close()
 
     assert statistics.median(took) < 0.030
+
+
+def _webhook(*arguments: str):
+    from click.testing import CliRunner
+
+    from topospread.cli.commands import cli
+
+    return CliRunner().invoke(cli, ["webhook", *arguments])
+
+
+def test_a_missing_certificate_file_is_named_in_one_line_with_exit_2(certificates):
+    result = _webhook(
+        "--tls-cert-file", "/nonexistent/tls.crt", "--tls-private-key-file", str(certificates.key)
+    )
+
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == ["/nonexistent/tls.crt: no such file"]
+
+
+def test_a_key_that_does_not_match_the_certificate_is_one_line_with_exit_2(certificates):
+    result = _webhook(
+        "--tls-cert-file",
+        str(certificates.cert),
+        "--tls-private-key-file",
+        str(certificates.ca.with_suffix(".key")),
+    )
+
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.endswith("not a matching PEM certificate and key: KEY_VALUES_MISMATCH")
+
+
+def test_an_unknown_rule_is_one_line_with_exit_2(certificates):
+    result = _webhook(
+        "--tls-cert-file",
+        str(certificates.cert),
+        "--tls-private-key-file",
+        str(certificates.key),
+        "--disable",
+        "no-such-rule",
+    )
+
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("--disable: unknown rule(s) no-such-rule (rules: ")

@@ -130,6 +130,10 @@ def webhook_command(
             disabled=_disabled(disable),
             configuration=load_configuration(config_file),
         )
+        for path in (cert_file, key_file):
+            # (ssl's own FileNotFoundError does not name the file.)
+            if not path.is_file():
+                raise InputError(str(path), message="no such file")
         tls = TLSFiles(cert_file, key_file)
         server = WebhookServer(policy, tls, bind_address, port, workers=workers)
     except InputError as exc:
