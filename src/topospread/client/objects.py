@@ -2,12 +2,14 @@
 
 The server validated them on admission, so they are not validated again (validation
 ratchets: an older server keeps objects that v1.37's rules would refuse on create).
+:func:`decode_stored` is that decoding, for every live path: ``explain pod/NAME``,
+``read_cluster`` and the scheduler's informers.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +18,28 @@ from topospread.errors import DecodeError
 from topospread.io.loader import decode_objects
 from topospread.model.objects import KubeObject, Pod
 
-__all__ = ["LivePodQuestion", "cluster_from_items", "pod_to_schedule", "read_pod_and_cluster"]
+__all__ = [
+    "LivePodQuestion",
+    "cluster_from_items",
+    "decode_stored",
+    "pod_to_schedule",
+    "read_pod_and_cluster",
+]
 
 # Kinds listed for other commands (simulate, audit) that explain's cluster does not use; no
 # note is printed about skipping them.
 _QUIETLY_SKIPPED = ("apps/v1/Deployment ", "apps/v1/DaemonSet ")
+
+
+def decode_stored(items: Sequence[Any], source: str) -> tuple[list[KubeObject], tuple[str, ...]]:
+    """Objects read from an API server, decoded as stored: types, quantities and duplicate
+    keys are checked, create-time validation is not. The server validated each object when
+    it was written, with the rules of its release and ratcheting (an update may keep a
+    value that a create would refuse, e.g. since v1.32 an invalid label value in a pod's
+    required node affinity: ``AllowInvalidLabelValueInRequiredNodeAffinity``), so
+    validating again as a create would drop objects the cluster holds and schedules.
+    Returns the objects and ``apiVersion/Kind name`` of each kind not read."""
+    return decode_objects(list(items), source, admitted=True)
 
 
 def cluster_from_items(
@@ -31,7 +50,10 @@ def cluster_from_items(
     ``admitted=False`` validates them as the API server would on create (objects that did
     not come from a server).
     """
-    objects, skipped = decode_objects(list(items), source, admitted=admitted)
+    if admitted:
+        objects, skipped = decode_stored(list(items), source)
+    else:
+        objects, skipped = decode_objects(list(items), source)
     return Cluster.from_objects(objects), _skip_notes(skipped, source)
 
 
@@ -54,7 +76,7 @@ def pod_to_schedule(item: dict[str, Any], source: str) -> tuple[Pod, list[str]]:
             f"{spec['nodeName']}; explaining where it would be placed if scheduled now"
         )
         item = {**item, "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
-    objects, _ = decode_objects([item], source, admitted=True)
+    objects, _ = decode_stored([item], source)
     pods = [o for o in objects if isinstance(o, Pod)]
     if len(pods) != 1:
         raise DecodeError(source, message="the server returned something that is not a Pod")
@@ -108,7 +130,7 @@ def read_pod_and_cluster(
                 if meta.get("name") == name and meta.get("namespace") == pod_namespace:
                     found, items = item, items[:index] + items[index + 1 :]
                     break
-        objects, skipped_here = decode_objects(items, connection.server, admitted=True)
+        objects, skipped_here = decode_stored(items, connection.server)
         decoded.setdefault(page.resource.plural, []).extend(objects)
         skipped.extend(skipped_here)
 

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from topospread.client.objects import decode_stored
 from topospread.errors import InputError
 from topospread.framework.node_info import ClusterObjects, Snapshot
-from topospread.io.loader import decode_objects
 from topospread.model.objects import (
     KubeObject,
     Namespace,
@@ -56,10 +56,12 @@ log = logging.getLogger("topospread.scheduler.cache")
 
 
 def decode_one(raw: dict[str, Any], source: str = "informer") -> KubeObject | None:
-    """One API object through topospread's decoder and validation; None (logged) when it
+    """One object from the informers, decoded as stored (:func:`decode_stored`, as
+    ``explain pod/NAME`` decodes it: the server validated it when it was written, so an
+    object an older release admitted is scheduled, not dropped); None (logged) when it
     cannot be read or is of a kind the scheduler does not model."""
     try:
-        objects, _ = decode_objects([raw], source)
+        objects, _ = decode_stored([raw], source)
     except InputError as error:
         log.warning("object skipped: %s", error)
         return None
