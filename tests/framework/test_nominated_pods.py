@@ -89,8 +89,12 @@ def test_lower_priority_nominated_pods_and_the_pod_itself_are_left_out() -> None
     framework = _framework(_nodes("n1"), {"n1": [with_uid]})
     renamed = replace(with_uid, metadata=replace(with_uid.metadata, name="other"))
     assert _filter(framework, renamed, "n1")[2] is None
+    # Same namespace/name under another uid (a file listing the incoming pod again): a
+    # cluster holds one pod per name, so it is the pod itself too (issue 25).
     other_uid = replace(with_uid, metadata=replace(with_uid.metadata, uid="u2"))
-    assert _filter(framework, other_uid, "n1")[2] is not None
+    assert _filter(framework, other_uid, "n1")[2] is None
+    stranger = replace(other_uid, metadata=replace(other_uid.metadata, name="stranger"))
+    assert _filter(framework, stranger, "n1")[2] is not None
 
 
 def test_nominated_pods_count_in_prefilter_state_through_add_pod() -> None:

@@ -24,13 +24,15 @@ from topospread.cli.live import (
     snapshot_command,
 )
 from topospread.cli.options import html_option, output_option
-from topospread.cli.render_explain import render_explanation
+from topospread.cli.render_explain import render_explanation, render_scale_up
 from topospread.cli.render_html import html_target_problem, render_html, write_html
 from topospread.cli.render_simulate import render_simulation
+from topospread.engine.autoscale import AUTOSCALERS, EXPANDERS, ScaleUp, plan_scale_up
 from topospread.engine.explain import Explanation, explain
 from topospread.engine.sim.simulator import SimProgress, simulate
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.io import load_cluster, load_configuration, load_pod
+from topospread.io.pools import load_instance_types, load_node_pools
 from topospread.io.scenarios import load_scenario
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,6 +109,33 @@ def cli() -> None:
     "(kube-scheduler draws at random).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="RNG seed for random ties.")
+@click.option(
+    "--node-pools",
+    "pool_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Node pools an autoscaler grows: template Nodes annotated "
+    "autoscaling.topospread.dev/pool, or karpenter.sh/v1 NodePools (repeatable).",
+)
+@click.option(
+    "--instance-types",
+    "instance_types_file",
+    type=click.Path(path_type=Path),
+    help="Instance types for Karpenter NodePools (the KWOK provider's instance_types.json).",
+)
+@click.option(
+    "--autoscaler",
+    type=click.Choice(AUTOSCALERS),
+    default=None,
+    help="Whose scale-up to predict [default: karpenter for NodePools, else cluster-autoscaler].",
+)
+@click.option(
+    "--expander",
+    type=click.Choice(EXPANDERS),
+    default="least-waste",
+    show_default=True,
+    help="Cluster Autoscaler's choice among pools that help (random uses --seed).",
+)
 @kube_options
 @_reports_errors
 def explain_command(
@@ -121,13 +150,20 @@ def explain_command(
     output: str,
     tie_break: str,
     seed: int,
+    pool_files: Sequence[Path],
+    instance_types_file: Path | None,
+    autoscaler: str | None,
+    expander: str,
 ) -> None:
     """Explain one scheduling attempt: every node's verdict, the spread arithmetic, scores.
 
     Give a pod of the current kubeconfig context (pod/NAME, NS/NAME or NAME with -n), or
-    --cluster and --pod files, or --example.
+    --cluster and --pod files, or --example. With --node-pools (or template Nodes in the
+    cluster files), also what an autoscaler would add for the pod and where it lands then.
     """
     if target is not None:
+        if pool_files or instance_types_file:
+            raise click.UsageError("--node-pools is read from files: use --cluster and --pod")
         if cluster_files or pod_file or example:
             raise click.UsageError(
                 "a pod of a live cluster cannot be combined with --cluster, --pod or --example"
@@ -156,10 +192,25 @@ def explain_command(
     # The small inputs first: their errors are reported before a large cluster is read.
     configuration = load_configuration(config_file)
     pod = load_pod(pod_file)
+    types = load_instance_types(instance_types_file) if instance_types_file else ()
     cluster, notes = load_cluster(cluster_files)
+    pools = load_node_pools(pool_files, cluster.node_templates, types)
     settle_loaded_objects()
     try:
         result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
+        scale_up = None
+        if pools:
+            karpenter = any(p.source == "karpenter" for p in pools)
+            scale_up = plan_scale_up(
+                cluster,
+                pod,
+                cluster.pending_pods,
+                pools,
+                configuration,
+                autoscaler=autoscaler or ("karpenter" if karpenter else "cluster-autoscaler"),
+                expander=expander,
+                seed=seed,
+            )
     except InputError as exc:
         if exc.source:
             raise
@@ -167,20 +218,27 @@ def explain_command(
         raise InputError(str(pod_file), exc.errors, message=exc.message) from None
     except UnsupportedError as exc:
         raise exc.named(str(pod_file)) from None
-    _print_explanation(result, notes, output)
+    _print_explanation(result, notes, output, scale_up)
 
 
-def _print_explanation(result: Explanation, notes: Sequence[str], output: str) -> None:
+def _print_explanation(
+    result: Explanation, notes: Sequence[str], output: str, scale_up: ScaleUp | None = None
+) -> None:
     for note in (*notes, *result.notes):
         click.echo(f"note: {note}", err=True)
     if output == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        answer = result.to_json()
+        if scale_up is not None:
+            answer["autoscaling"] = scale_up.to_json()
+        click.echo(json.dumps(answer, indent=2))
     else:
         console = Console(highlight=False, soft_wrap=True)
         if not console.is_terminal:
             # Piped or captured output: wide enough that score tables keep whole names.
             console = Console(highlight=False, soft_wrap=True, width=200)
         render_explanation(result, console)
+        if scale_up is not None:
+            render_scale_up(scale_up, console)
 
 
 cli.add_command(snapshot_command)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from topospread import KUBERNETES_VERSION
+from topospread.engine.autoscale import NewNode, ScaleUp
 from topospread.engine.explain import (
     Explanation,
     HardConstraintReport,
@@ -282,3 +285,59 @@ def render_explanation(explanation: Explanation, console: Console) -> None:
                 f"  scores: {', '.join(scores)} (the totals and the selected node leave them out)",
                 style="dim",
             )
+
+
+def render_scale_up(scale_up: ScaleUp, console: Console) -> None:
+    """Print what the autoscaler would add and where the pod lands then, beside today."""
+    console.print(f"\n[bold]With node pools[/bold] ({scale_up.autoscaler})")
+    if scale_up.chosen is None:
+        console.print(f"  No scale-up: {scale_up.reason}")
+        for option in scale_up.options:
+            if not option.helps:
+                console.print(f"  pool {option.pool}: {option.why}")
+        return
+    chosen = scale_up.chosen
+    zones = ", ".join(f"{zone or '(no zone)'}: {count}" for zone, count in _zones(chosen.nodes))
+    today = (
+        "the pod fits no node"
+        if scale_up.today.selected_node is None
+        else f"the pod fits {scale_up.today.selected_node}; for the other pending pods"
+    )
+    console.print(
+        f"  Today: {today}. {scale_up.autoscaler} adds {len(chosen.nodes)} "
+        f"node(s) from pool {chosen.pool} ({zones}) for {chosen.pods} pending pod(s)"
+        + (f", chosen by the {scale_up.expander} expander" if len(scale_up.options) > 1 else "")
+    )
+    for node in chosen.nodes:
+        shape = f" {node.instance_type}" if node.instance_type else ""
+        console.print(
+            f"    + {node.name}{shape} in {node.zone or '(no zone)'}: {', '.join(node.pods)}"
+        )
+    for option in scale_up.options:
+        if option is chosen:
+            continue
+        if option.helps:
+            console.print(
+                f"  pool {option.pool} would help too: {len(option.nodes)} node(s), "
+                f"{option.pods} pod(s), waste {option.waste:.2f}"
+                if option.waste is not None
+                else f"  pool {option.pool} would help too"
+            )
+        else:
+            console.print(f"  pool {option.pool} would not help: {option.why}")
+    after = scale_up.after
+    if after is not None:
+        if after.selected_node is not None:
+            console.print(
+                f"  [bold green]After the scale-up, kube-scheduler places it on "
+                f"{after.selected_node}[/bold green]"
+            )
+        else:
+            console.print(f"  [bold red]Even after the scale-up: {after.message}[/bold red]")
+
+
+def _zones(nodes: Sequence[NewNode]) -> list[tuple[str | None, int]]:
+    counts: dict[str | None, int] = {}
+    for node in nodes:
+        counts[node.zone] = counts.get(node.zone, 0) + 1
+    return list(counts.items())

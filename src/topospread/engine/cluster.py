@@ -26,6 +26,7 @@ from topospread.model.objects import (
     Service,
     StatefulSet,
 )
+from topospread.model.pools import is_pool_template
 from topospread.model.resource import (
     DeviceClass,
     DeviceTaintRule,
@@ -61,6 +62,12 @@ class Cluster:
     admission: AdmissionObjects = NO_ADMISSION_OBJECTS
     """PriorityClasses, LimitRanges, RuntimeClasses and StorageClasses: the admission of
     pods and claims that were not stored yet (:func:`~topospread.model.admission.admit_pod`)."""
+    node_templates: tuple[Node, ...] = ()
+    """Nodes annotated ``autoscaling.topospread.dev/pool``: templates of the nodes a pool
+    may add (:mod:`topospread.model.pools`), not nodes of the cluster."""
+    pending_pods: tuple[Pod, ...] = ()
+    """Pending pods (no ``spec.nodeName``, not terminal, not nominated), as written: what
+    an autoscaler would add nodes for."""
     nominated_pods: tuple[Pod, ...] = ()
     """Pending pods (no ``spec.nodeName``, not terminal) with ``status.nominatedNodeName``:
     the scheduling queue's nominator holds them, and the Filters on their nominated node
@@ -93,9 +100,10 @@ class Cluster:
         csi_drivers: list[CSIDriver] = []
         capacities: list[CSIStorageCapacity] = []
         attachments: list[VolumeAttachment] = []
+        templates: list[Node] = []
         for obj in objects:
             if isinstance(obj, Node):
-                nodes.append(obj)
+                (templates if is_pool_template(obj) else nodes).append(obj)
             elif isinstance(obj, Pod):
                 pods.append(obj)
             elif isinstance(obj, Service):
@@ -149,12 +157,15 @@ class Cluster:
         kept: list[Pod] = []
         notes: list[str] = []
         nominated: list[Pod] = []
+        pending_pods: list[Pod] = []
         pending = 0
         for pod in pods:
             if not pod.node_name and pod.nominated_node_name and pod.phase not in _TERMINAL_PHASES:
                 nominated.append(admit_pod(pod, admission))
             elif not pod.node_name:
                 pending += 1
+                if pod.phase not in _TERMINAL_PHASES:
+                    pending_pods.append(pod)
             elif pod.phase in _TERMINAL_PHASES:
                 # The scheduler's pod informer excludes Succeeded and Failed pods.
                 notes.append(f"pod {pod.key} is {pod.phase}: not counted")
@@ -194,6 +205,8 @@ class Cluster:
             ),
             tuple(notes),
             admission,
+            tuple(templates),
+            tuple(pending_pods),
             tuple(nominated),
         )
 
