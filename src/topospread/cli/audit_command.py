@@ -36,6 +36,9 @@ from topospread.errors import InputError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io import load_cluster, load_configuration
 from topospread.io.manifests import load_audit_objects, read_lint_objects
+from topospread.io.pools import load_instance_types, load_node_pools
+from topospread.model.objects import Node
+from topospread.model.pools import NodePool, is_pool_template
 from topospread.model.workloads import ManifestObject
 
 __all__ = ["EXIT_FINDINGS", "audit_command", "lint_command", "report_audit"]
@@ -133,6 +136,31 @@ _allowed_keys_option = click.option(
     metavar="KEY,...",
     help="The only topology keys constraints may use (others: topology-key-not-allowed).",
 )
+_pools_option = click.option(
+    "--node-pools",
+    "pool_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Node pools an autoscaler grows (template Nodes annotated "
+    "autoscaling.topospread.dev/pool, or karpenter.sh/v1 NodePools): enables the pool rules.",
+)
+_instance_types_option = click.option(
+    "--instance-types",
+    "instance_types_file",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Instance types for Karpenter NodePools (the KWOK provider's instance_types.json).",
+)
+
+
+def _pools(
+    pool_files: Sequence[Path], instance_types_file: Path | None, templates: Sequence[Node]
+) -> tuple[NodePool, ...]:
+    types = load_instance_types(instance_types_file) if instance_types_file else ()
+    return load_node_pools(pool_files, templates, types)
+
+
 _config_option = click.option(
     "--config",
     "config_file",
@@ -163,6 +191,8 @@ _config_option = click.option(
 @_disable_option
 @_enable_option
 @_allowed_keys_option
+@_pools_option
+@_instance_types_option
 @click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -193,6 +223,8 @@ def audit_command(
     disable: Sequence[str],
     enable: Sequence[str],
     allowed_keys: str | None,
+    pool_files: Sequence[Path],
+    instance_types_file: Path | None,
 ) -> None:
     """Audit every workload's spread: counts as the scheduler counts them, and findings.
 
@@ -250,6 +282,11 @@ def audit_command(
         extra_findings=unserved,
         enabled=_enabled(enable),
         allowed_keys=_allowed_keys(allowed_keys),
+        pools=_pools(
+            pool_files,
+            instance_types_file,
+            [o for o in objects if isinstance(o, Node) and is_pool_template(o)],
+        ),
     )
 
 
@@ -267,6 +304,7 @@ def report_audit(
     extra_findings: Sequence[Finding] = (),
     enabled: frozenset[str] = frozenset(),
     allowed_keys: frozenset[str] | None = None,
+    pools: Sequence[NodePool] = (),
 ) -> None:
     """Audit decoded objects (from files, or a live cluster) and print, write and exit as
     ``audit`` does: the part of the command that does not depend on where objects came from.
@@ -278,6 +316,7 @@ def report_audit(
         disabled=disabled,
         enabled=enabled,
         allowed_keys=allowed_keys,
+        pools=pools,
     )
     if extra_findings:
         report = replace(report, findings=tuple(rank_findings([*report.findings, *extra_findings])))
@@ -322,6 +361,8 @@ def report_audit(
 @_disable_option
 @_enable_option
 @_allowed_keys_option
+@_pools_option
+@_instance_types_option
 @_reports_errors
 def lint_command(
     files: Sequence[str],
@@ -333,6 +374,8 @@ def lint_command(
     disable: Sequence[str],
     enable: Sequence[str],
     allowed_keys: str | None,
+    pool_files: Sequence[Path],
+    instance_types_file: Path | None,
 ) -> None:
     """Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) before
     they are applied; `-` reads standard input (Helm or kustomize output)."""
@@ -343,6 +386,9 @@ def lint_command(
     if cluster_files:
         cluster, cluster_notes = load_cluster(cluster_files)
         notes.extend(cluster_notes)
+    if pool_files and cluster is None:
+        raise click.UsageError("--node-pools needs --cluster (the nodes the pools add to)")
+    pools = _pools(pool_files, instance_types_file, cluster.node_templates if cluster else ())
     configuration = load_configuration(config_file)
     read = read_lint_objects(files)
     report = lint(
@@ -353,6 +399,7 @@ def lint_command(
         disabled=disabled,
         enabled=_enabled(enable),
         allowed_keys=_allowed_keys(allowed_keys),
+        pools=pools,
     )
     # An unreadable file is reported beside the others' findings, not instead of them.
     report = replace(report, notes=(*read.notes, *notes, *report.notes), errors=tuple(read.errors))

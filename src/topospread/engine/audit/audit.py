@@ -24,6 +24,7 @@ from topospread.engine.audit.checks import (
     pod_rules,
 )
 from topospread.engine.audit.findings import OPT_IN_RULES, Finding, Severity, rank_findings
+from topospread.engine.audit.pool_rules import pool_rules
 from topospread.engine.audit.workloads import (
     Workload,
     annotation_ignores,
@@ -51,6 +52,7 @@ from topospread.model.objects import (
     StatefulSet,
     TopologySpreadConstraint,
 )
+from topospread.model.pools import NodePool
 from topospread.model.validation import validate_pod, validate_pod_template, validate_workload_spec
 from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
@@ -326,6 +328,7 @@ def _inspect(
     objects: ClusterObjects | None = None,
     allowed_keys: frozenset[str] | None = None,
     siblings: tuple[Workload, ...] = (),
+    pools: Sequence[NodePool] = (),
 ) -> tuple[WorkloadAudit, list[Finding]]:
     pod = w.counted
     effective = _Effective()
@@ -349,7 +352,13 @@ def _inspect(
         allowed_keys,
         siblings,
     )
-    findings = [*manifest_rules(ctx), *domain_rules(ctx), *node_rules(ctx), *overlap_rules(ctx)]
+    findings = [
+        *manifest_rules(ctx),
+        *domain_rules(ctx),
+        *node_rules(ctx),
+        *overlap_rules(ctx),
+        *pool_rules(ctx, pools),
+    ]
     if audit_pods:
         findings.extend(pod_rules(ctx))
     result = WorkloadAudit(
@@ -433,6 +442,7 @@ def audit(
     features: Features = Features(),
     enabled: frozenset[str] = frozenset(),
     allowed_keys: frozenset[str] | None = None,
+    pools: Sequence[NodePool] = (),
 ) -> AuditReport:
     """Audit every workload in ``objects`` (a cluster's Nodes, Pods, ReplicaSets,
     Deployments, StatefulSets, DaemonSets, Jobs, Services... as decoded), with
@@ -472,6 +482,7 @@ def audit(
             audit_pods=True,
             objects=cluster.objects,
             allowed_keys=allowed_keys,
+            pools=pools,
         )
         if pending_notes:
             a = replace(a, notes=(*a.notes, *pending_notes))
@@ -580,6 +591,7 @@ def lint(
     features: Features = Features(),
     enabled: frozenset[str] = frozenset(),
     allowed_keys: frozenset[str] | None = None,
+    pools: Sequence[NodePool] = (),
 ) -> LintReport:
     """Check manifests without running them: the API server's validation, then the rules
     that need no cluster; ``domains`` (topology key -> number of domains) or ``cluster``
@@ -651,6 +663,7 @@ def lint(
                     siblings=tuple(
                         o for o in groups.get((item.source, w.namespace), ()) if o is not w
                     ),
+                    pools=pools,
                 )[1]
             )
         findings.extend(

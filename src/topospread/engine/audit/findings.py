@@ -174,6 +174,27 @@ RULES: Final[Mapping[str, Rule]] = {
             "manifests linted together",
         ),
         Rule(
+            "domains-only-in-pools-at-zero",
+            "warning (hard) / info (soft)",
+            "a constraint's domains exist only in node pools at zero nodes, which the "
+            "scheduler does not know until a node exists there",
+            "nodes + --node-pools",
+        ),
+        Rule(
+            "min-domains-unreachable",
+            "error",
+            "minDomains exceeds the domains the existing nodes and every node pool can "
+            "ever offer the pods",
+            "nodes + --node-pools",
+        ),
+        Rule(
+            "pools-cannot-survive-zone-loss",
+            "warning",
+            "without one zone, the other zones' nodes and pools at max-size cannot hold the "
+            "replicas within the zone constraint's maxSkew",
+            "nodes + --node-pools",
+        ),
+        Rule(
             "defaults-invisible-to-autoscaler",
             "warning",
             "hard cluster default constraints apply, which cluster-autoscaler and Karpenter "
