@@ -490,9 +490,11 @@ def oracle_results() -> dict[str, Any]:
         if os.environ.get("TOPOSPREAD_REQUIRE_ORACLE") == "1":
             pytest.fail(f"TOPOSPREAD_REQUIRE_ORACLE=1 but {reason}", pytrace=False)
         pytest.skip(reason)
+    # The same PriorityClasses for the priorities written by value as run() gives.
     lines = [
-        json.dumps({"id": name, "cluster": cluster, "pod": incoming, "config": None})
+        json.dumps({"id": name, "cluster": named[0], "pod": named[1], "config": None})
         for name, cluster, incoming in ORACLE_CASES
+        for named in [with_priority_classes(cluster, incoming)]
     ]
     done = subprocess.run(
         [str(ORACLE), "batch"],
