@@ -262,7 +262,10 @@ def _decode(
         errors.extend(_manifest_problems(documents))
     for obj, where in zip(decoded.objects, decoded.places, strict=True):
         label = _key(obj)
-        problems = [] if admitted else _problems(obj)
+        # An object with a uid was read back from a server: it is decoded as stored, as
+        # the live paths decode it (client.objects.decode_stored), not validated as a POST
+        # (a server keeps what an older one admitted: kubernetes#128212's label values).
+        problems = [] if admitted or obj.metadata.uid else _problems(obj)
         if name_objects:
             errors.extend(f"{label}: {problem}" for problem in problems)
         else:
