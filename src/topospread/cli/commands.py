@@ -16,6 +16,7 @@ from topospread import KUBERNETES_VERSION, __version__
 from topospread.cli import examples as bundled
 from topospread.cli.live import (
     explain_live_pod,
+    explain_live_pod_with_pools,
     kube_options,
     kubeconfig_options,
     live_configuration,
@@ -162,14 +163,28 @@ def explain_command(
     cluster files), also what an autoscaler would add for the pod and where it lands then.
     """
     if target is not None:
-        if pool_files or instance_types_file:
-            raise click.UsageError("--node-pools is read from files: use --cluster and --pod")
         if cluster_files or pod_file or example:
             raise click.UsageError(
                 "a pod of a live cluster cannot be combined with --cluster, --pod or --example"
             )
         # Without --config: the profiles the cluster's schedulers publish (issue 22 item 12).
         configuration, config_notes = live_configuration(config_file, kubeconfig, context)
+        if pool_files or instance_types_file or autoscaler:
+            # The cluster's own autoscaler: its status ConfigMap or its NodePools.
+            result, scale_up, notes = explain_live_pod_with_pools(
+                target,
+                namespace,
+                kubeconfig,
+                context,
+                configuration,
+                pool_files,
+                instance_types_file,
+                autoscaler,
+                expander,
+                seed,
+            )
+            _print_explanation(result, [*config_notes, *notes], output, scale_up)
+            return
         result, notes = explain_live_pod(
             target, namespace, kubeconfig, context, configuration, tie_break, seed
         )
@@ -198,10 +213,10 @@ def explain_command(
     settle_loaded_objects()
     try:
         result = explain(cluster, pod, configuration, tie_break=tie_break, seed=seed)
-        scale_up = None
+        planned: ScaleUp | None = None
         if pools:
             karpenter = any(p.source == "karpenter" for p in pools)
-            scale_up = plan_scale_up(
+            planned = plan_scale_up(
                 cluster,
                 pod,
                 cluster.pending_pods,
@@ -218,7 +233,7 @@ def explain_command(
         raise InputError(str(pod_file), exc.errors, message=exc.message) from None
     except UnsupportedError as exc:
         raise exc.named(str(pod_file)) from None
-    _print_explanation(result, notes, output, scale_up)
+    _print_explanation(result, notes, output, planned)
 
 
 def _print_explanation(

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from topospread.errors import InputError, UnsupportedError
+from topospread.errors import ClusterError, InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 
 if TYPE_CHECKING:
     from topospread.engine.audit import Finding, Scope
+    from topospread.engine.autoscale import ScaleUp
     from topospread.engine.explain import Explanation
     from topospread.engine.sim.scenario import Scenario
     from topospread.model.workloads import ManifestObject
@@ -171,6 +172,94 @@ def explain_live_pod(
     except UnsupportedError as exc:
         raise exc.named(question.source) from None
     return result, list(question.notes)
+
+
+def explain_live_pod_with_pools(
+    target: str,
+    namespace: str | None,
+    kubeconfig: Path | None,
+    context: str | None,
+    configuration: SchedulerConfiguration,
+    pool_files: Sequence[Path],
+    instance_types_file: Path | None,
+    autoscaler: str | None,
+    expander: str,
+    seed: int,
+) -> tuple[Explanation, ScaleUp, list[str]]:
+    """Explain a pod of the live cluster with its autoscaler's pools: Cluster Autoscaler's
+    node groups from its status ConfigMap (templates from the groups' nodes, or from
+    ``--node-pools`` for groups at zero), or Karpenter's NodePools (with
+    ``--instance-types``), and what a scale-up would do."""
+    from topospread.client.autoscaling import read_autoscaling
+    from topospread.client.config import connect
+    from topospread.client.objects import read_pod_and_cluster
+    from topospread.engine.autoscale import plan_scale_up
+    from topospread.io.pools import load_instance_types, load_node_pools
+    from topospread.model.pools import cluster_autoscaler_pools, karpenter_pools
+
+    try:
+        question = read_pod_and_cluster(target, namespace, kubeconfig, context)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    connection = connect(kubeconfig, context)
+    try:
+        live = read_autoscaling(connection.transport)
+    finally:
+        connection.close()
+    types = load_instance_types(instance_types_file) if instance_types_file else ()
+    given = load_node_pools(pool_files, (), types) if pool_files else ()
+    file_templates = tuple(p for p in given if p.source == "template")
+    pools = [p for p in given if p.source == "karpenter"]
+    notes = list(question.notes)
+    wants = autoscaler or (
+        "cluster-autoscaler" if live.cluster_autoscaler_status is not None
+        else "karpenter" if live.nodepools else None
+    )  # fmt: skip
+    if wants == "cluster-autoscaler":
+        if live.cluster_autoscaler_status is None:
+            raise ClusterError(
+                f"{live.source}: not found: no Cluster Autoscaler status (it writes it with "
+                "--write-status-configmap, the default); give --node-pools instead"
+            )
+        pools.extend(
+            cluster_autoscaler_pools(
+                live.cluster_autoscaler_status, question.cluster.nodes, file_templates, live.source
+            )
+        )
+        notes.append(f"node groups from {live.source}: {', '.join(p.name for p in pools)}")
+    elif wants == "karpenter":
+        if live.nodepools:
+            if not types:
+                raise click.UsageError(
+                    "the cluster's Karpenter NodePools need --instance-types (the instance "
+                    "types its cloud provider offers, as the KWOK provider's JSON)"
+                )
+            pools.extend(karpenter_pools(live.nodepools, types, f"{connection.server}: nodepools"))
+            notes.append(f"Karpenter NodePools: {', '.join(p.name for p in pools)}")
+        pools.extend(file_templates)
+    else:
+        pools.extend(file_templates)
+    if not pools:
+        raise ClusterError(
+            f"{connection.server}: no node pools: no Cluster Autoscaler status "
+            "(configmap kube-system/cluster-autoscaler-status) and no Karpenter NodePools; "
+            "give --node-pools"
+        )
+    settle_loaded_objects()
+    try:
+        scale_up = plan_scale_up(
+            question.cluster,
+            question.pod,
+            question.cluster.pending_pods,
+            pools,
+            configuration,
+            autoscaler=wants or "cluster-autoscaler",
+            expander=expander,
+            seed=seed,
+        )
+    except UnsupportedError as exc:
+        raise exc.named(question.source) from None
+    return scale_up.today, scale_up, notes
 
 
 def scenario_from_cluster(

@@ -48,6 +48,9 @@ __all__ = [
     "ANNOTATION_POOL",
     "ANNOTATION_PRIORITY",
     "ANNOTATION_PROVISION_DELAY",
+    "CA_STATUS_NAME",
+    "CA_STATUS_NAMESPACE",
+    "GROUP_LABELS",
     "KARPENTER_API_VERSION",
     "LABEL_CAPACITY_TYPE",
     "LABEL_INSTANCE_TYPE",
@@ -55,6 +58,7 @@ __all__ = [
     "LABEL_POOL",
     "InstanceType",
     "NodePool",
+    "cluster_autoscaler_pools",
     "decode_instance_types",
     "is_pool_template",
     "karpenter_pools",
@@ -455,3 +459,96 @@ def _kwok_instance_labels(itype: InstanceType) -> dict[str, str]:
     if memory is not None:
         labels["karpenter.kwok.sh/instance-memory"] = str(memory.value() // 2**20)
     return labels
+
+
+# -- Cluster Autoscaler -------------------------------------------------------------------------
+
+CA_STATUS_NAMESPACE: Final = "kube-system"
+CA_STATUS_NAME: Final = "cluster-autoscaler-status"
+"""The ConfigMap Cluster Autoscaler writes its status to (``--write-status-configmap``,
+``--status-config-map-name``), data key ``status``: YAML of ``ClusterAutoscalerStatus``
+(``clusterstate/api/types.go``): ``nodeGroups[].name`` and ``.health.{minSize, maxSize,
+cloudProviderTarget, nodeCounts.registered.total}``."""
+
+# Node labels that name a node's group, by provider (the group's name is their value):
+# topospread's own, Karpenter's, EKS managed groups, eksctl, GKE, AKS, kops.
+GROUP_LABELS: Final = (
+    LABEL_POOL,
+    LABEL_NODEPOOL,
+    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",
+    "cloud.google.com/gke-nodepool",
+    "kubernetes.azure.com/agentpool",
+    "kops.k8s.io/instancegroup",
+)
+
+
+def _group_of(node: Node) -> set[str]:
+    return {node.labels[k] for k in GROUP_LABELS if k in node.labels}
+
+
+def cluster_autoscaler_pools(
+    status: Any, nodes: Sequence[Node], templates: Sequence[NodePool], source: str
+) -> tuple[NodePool, ...]:
+    """Node groups from Cluster Autoscaler's status (the parsed ``status`` YAML): min and
+    max sizes from it; templates from ``templates`` (pools of annotated Nodes) by name, else
+    from the group's existing nodes (a node belongs to the group a label of
+    :data:`GROUP_LABELS` names). A group at zero nodes without a template is refused: its
+    nodes' labels, taints and allocatable are unknown."""
+    if not isinstance(status, dict) or not isinstance(status.get("nodeGroups"), list):
+        raise InputError(
+            source, message="not a Cluster Autoscaler status: no nodeGroups (is it v1.30 or newer?)"
+        )
+    given = {p.name: p for p in templates}
+    errors: list[FieldError | str] = []
+    pools: list[NodePool] = []
+    for index, group in enumerate(status["nodeGroups"]):
+        where = f"nodeGroups[{index}]"
+        if not isinstance(group, dict) or not isinstance(group.get("name"), str):
+            errors.append(f"{where}.name: Required value")
+            continue
+        name = group["name"]
+        health = group.get("health") or {}
+        sizes = {}
+        for key in ("minSize", "maxSize"):
+            value = health.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                errors.append(
+                    FieldError.invalid(
+                        f"{where}.health.{key}", value, "must be a non-negative integer"
+                    )
+                )
+            sizes[key] = value if isinstance(value, int) else 0
+        if sizes["maxSize"] < sizes["minSize"]:
+            errors.append(
+                FieldError.invalid(
+                    f"{where}.health.maxSize", sizes["maxSize"],
+                    f"must be greater than or equal to minSize ({sizes['minSize']})",
+                )
+            )  # fmt: skip
+        members = [n for n in nodes if name in _group_of(n)]
+        if name in given:
+            shapes = given[name].templates
+        elif members:
+            shapes = (_from_member(members[0], name),)
+        else:
+            errors.append(
+                f"node group {name!r} is at zero nodes and has no template: give one in "
+                f"--node-pools (a Node annotated {ANNOTATION_POOL}: {name})"
+            )
+            continue
+        pools.append(
+            NodePool(name, tuple(_as_template(t, name) for t in shapes), sizes["minSize"],
+                     sizes["maxSize"], source="cluster-autoscaler")
+        )  # fmt: skip
+    if errors:
+        raise InputError(source, errors)
+    return tuple(pools)
+
+
+def _from_member(node: Node, group: str) -> Node:
+    # A group's nodes share their template: an existing one stands for the next, less what
+    # is its own (name, hostname, uid).
+    labels = {k: v for k, v in node.labels.items() if k != "kubernetes.io/hostname"}
+    meta = ObjectMeta(f"{group}-template", labels=labels)
+    return replace(node, metadata=meta, unschedulable=False)

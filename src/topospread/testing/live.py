@@ -29,6 +29,7 @@ _RESOURCES = {
     "PodDisruptionBudget": Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     "ServiceAccount": Resource("", "v1", "serviceaccounts", "ServiceAccount"),
     "LimitRange": LIMIT_RANGES,
+    "ConfigMap": Resource("", "v1", "configmaps", "ConfigMap"),
     "RuntimeClass": RUNTIME_CLASSES,
     "PersistentVolume": Resource(
         "", "v1", "persistentvolumes", "PersistentVolume", namespaced=False
