@@ -67,6 +67,7 @@ def _render_step(step: StepResult, console: Console, colours: dict[str, str]) ->
     summary.append(f"{step.scheduling_attempts} scheduling attempt(s)")
     summary.append(f"{len(step.pending)} pending")
     console.print(Text("  " + ", ".join(summary)))
+    _pools(step, console)
     if len(step.layout) <= MAX_NODES_PICTURED * 4:
         _picture(step.layout, console, colours)
     else:
@@ -76,6 +77,25 @@ def _render_step(step: StepResult, console: Console, colours: dict[str, str]) ->
     _pending(step, console)
     for note in step.notes:
         console.print(Text(f"  note: {note}", style="yellow"))
+
+
+def _pools(step: StepResult, console: Console) -> None:
+    # Scenarios with an autoscaler: its decisions, then every pool's size once settled.
+    for event in step.events:
+        if event.kind == "autoscaler":
+            console.print(
+                Text.assemble(("  autoscaler ", "bold"), f"t={event.time}s: {event.detail}")
+            )
+    if not step.pools:
+        return
+    sizes = []
+    for pool in step.pools:
+        text = f"{pool.pool} {pool.nodes}"
+        if pool.upcoming:
+            text += f" (+{pool.upcoming} provisioning)"
+        bound = "∞" if pool.max_size is None else str(pool.max_size)
+        sizes.append(f"{text} [{pool.min_size}..{bound}]")
+    console.print(Text("  node pools: " + ", ".join(sizes)))
 
 
 def _node_state(node: NodeLayout) -> Text:

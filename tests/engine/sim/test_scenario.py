@@ -105,7 +105,8 @@ BROKEN = [
         [
             'story.yaml: steps[0]: Unsupported value: "scael": supported values: "addNodes", '
             '"apply", "cordon", "deletePods", "drain", "failNode", "failZone", "labelNode", '
-            '"removeNodes", "rollout", "scale", "taintNode", "uncordon", "wait"'
+            '"rebalance", "removeNodes", "rollout", "scale", "scalePool", "setPool", '
+            '"taintNode", "uncordon", "wait"'
         ],
     ),
     (
@@ -113,8 +114,8 @@ BROKEN = [
         "steps:\n- {cordon: {nodes: [node-a-1]}, drain: {nodes: [node-a-1]}}\n",
         [
             "story.yaml: steps[0]: Required value: exactly one action: addNodes, apply, "
-            "cordon, deletePods, drain, failNode, failZone, labelNode, removeNodes, rollout, "
-            "scale, taintNode, uncordon, wait"
+            "cordon, deletePods, drain, failNode, failZone, labelNode, rebalance, removeNodes, "
+            "rollout, scale, scalePool, setPool, taintNode, uncordon, wait"
         ],
     ),
     (

@@ -16,11 +16,37 @@ __all__ = [
     "NodeLayout",
     "PendingPod",
     "PlacedPod",
+    "PoolSize",
     "SimEvent",
     "SimulationResult",
     "StepResult",
     "WorkloadSpread",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSize:
+    """A node pool at the end of a step: its nodes (Ready, and still provisioning) and
+    its bounds."""
+
+    pool: str
+    nodes: int
+    upcoming: int
+    min_size: int
+    max_size: int | None
+    by_zone: tuple[tuple[str, int], ...]
+    """Ready nodes per zone, in zone order of first appearance."""
+
+    def to_json(self) -> dict[str, object]:
+        """``{"pool", "nodes", "upcoming", "minSize", "maxSize", "byZone"}``."""
+        return {
+            "pool": self.pool,
+            "nodes": self.nodes,
+            "upcoming": self.upcoming,
+            "minSize": self.min_size,
+            "maxSize": self.max_size,
+            "byZone": dict(self.by_zone),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +201,8 @@ class StepResult:
     spread: tuple[WorkloadSpread, ...]
     scheduling_attempts: int
     notes: tuple[str, ...] = ()
+    pools: tuple[PoolSize, ...] = ()
+    """Node pools at the end of the step (scenarios with an autoscaler only)."""
 
     @property
     def placements(self) -> tuple[SimEvent, ...]:
@@ -216,7 +244,7 @@ class StepResult:
             ],
             "spread": [w.to_json() for w in self.spread],
             "notes": list(self.notes),
-        }
+        } | ({"pools": [p.to_json() for p in self.pools]} if self.pools else {})
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,15 @@ A scenario is one YAML/JSON document (``kind: Scenario``,
     - labelNode: {nodes: [...], labels: {k: v, gone: null}}
     - taintNode: {nodes: [...], add: [{key: k, effect: NoSchedule}], remove: [k]}
     - wait: {seconds: 300}
+    - setPool: {pool: zone-c, minSize: 0, maxSize: 3}   # node pools (the autoscaler's)
+    - scalePool: {pool: zone-c, size: 2}                # a pool resized by hand
+    - rebalance: {}                                     # topospread rebalance's evictions
+
+Node pools are template Nodes annotated ``autoscaling.topospread.dev/pool`` (with
+``min-size``, ``max-size``, optional ``provision-delay`` and ``priority``) among the cluster
+objects: they are not nodes but what :mod:`topospread.model.pools` reads them as. With
+pools, an autoscaler runs (``autoscaler: {kind: cluster-autoscaler, expander: least-waste,
+scanInterval: 10, ...}``, every field optional; see :class:`AutoscalerSettings`).
 
 Every step may carry a ``name``. ``nodes:`` in a step may be replaced by ``zone:`` (the
 nodes whose ``topology.kubernetes.io/zone`` has that value when the step runs).
@@ -43,6 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from topospread.engine.autoscale import AUTOSCALERS, EXPANDERS
 from topospread.errors import (
     DecodeError,
     ErrorType,
@@ -74,6 +84,7 @@ from topospread.model.objects import (
     Taint,
     TopologySpreadConstraint,
 )
+from topospread.model.pools import NodePool, is_pool_template, template_pools
 from topospread.model.quantity import Quantity, QuantityError, parse_quantity
 from topospread.model.validation import (
     validate_label_selector,
@@ -88,10 +99,13 @@ from topospread.model.validation import (
 
 __all__ = [
     "API_VERSION",
+    "AUTOSCALER_KINDS",
+    "EXPANDERS",
     "KIND",
     "STEP_KINDS",
     "AddNodes",
     "Apply",
+    "AutoscalerSettings",
     "Cordon",
     "DeletePods",
     "Drain",
@@ -100,11 +114,14 @@ __all__ = [
     "Loader",
     "NodeGenerator",
     "NodeSet",
+    "Rebalance",
     "RemoveNodes",
     "Rollout",
     "Scale",
+    "ScalePool",
     "Scenario",
     "ScenarioObject",
+    "SetPool",
     "Step",
     "StepAction",
     "TaintNodes",
@@ -325,6 +342,53 @@ class Wait:
     seconds: int
 
 
+@dataclass(frozen=True, slots=True)
+class SetPool:
+    """Change a node pool's bounds (a node group's min/max, as its cloud console would)."""
+
+    pool: str
+    min_size: int | None = None
+    max_size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScalePool:
+    """Set a pool's node count by hand: nodes added from its template, or removed newest
+    first (their pods deleted and replaced by their controllers)."""
+
+    pool: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rebalance:
+    """Carry out ``topospread rebalance``'s plan: its evictions, one per second, each
+    replacement placed by the scheduler before the next eviction."""
+
+    max_evictions: int | None = None
+
+
+AUTOSCALER_KINDS: Final = AUTOSCALERS
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalerSettings:
+    """The autoscaler of a scenario with node pools; names and defaults are Cluster
+    Autoscaler's flags (``--scan-interval`` 10s, ``--scale-down-unneeded-time`` 10m,
+    ``--scale-down-utilization-threshold`` 0.5, ``--scale-down-delay-after-add`` 10m,
+    ``--max-node-provision-time`` 15m, ``--scale-down-enabled``), except the expander:
+    ``least-waste`` here (CA's own default is ``random``), as ``explain --node-pools``."""
+
+    kind: str = "cluster-autoscaler"
+    expander: str = "least-waste"
+    scan_interval: int = 10
+    scale_down_enabled: bool = True
+    scale_down_unneeded_time: int = 600
+    scale_down_utilization_threshold: float = 0.5
+    scale_down_delay_after_add: int = 600
+    max_node_provision_time: int = 900
+
+
 StepAction = (
     Apply
     | Scale
@@ -339,6 +403,9 @@ StepAction = (
     | LabelNodes
     | TaintNodes
     | Wait
+    | SetPool
+    | ScalePool
+    | Rebalance
 )
 """One thing that happens in a step."""
 
@@ -371,6 +438,13 @@ class Scenario:
     objects: tuple[ScenarioObject, ...]
     """The starting cluster: generated nodes first, then inline objects, then files."""
     steps: tuple[Step, ...]
+    pools: tuple[NodePool, ...] = ()
+    """Node pools from the template Nodes among the cluster objects (not in ``objects``)."""
+    autoscaler: AutoscalerSettings | None = None
+    """Set whenever there are pools (defaults when the scenario gives no ``autoscaler``)."""
+    local_storage: frozenset[tuple[str, str, str]] = frozenset()
+    """(kind, namespace, name) of the Pods and workloads whose pods have ``emptyDir`` or
+    ``hostPath`` volumes: Cluster Autoscaler does not move them."""
 
 
 def describe_action(kind: str, action: StepAction) -> str:
@@ -406,6 +480,17 @@ def describe_action(kind: str, action: StepAction) -> str:
         return f"label {action.nodes.describe()} {labels}"
     if isinstance(action, TaintNodes):
         return f"taint {action.nodes.describe()}"
+    if isinstance(action, SetPool):
+        bounds = [
+            f"{word} {value}"
+            for word, value in (("minSize", action.min_size), ("maxSize", action.max_size))
+            if value is not None
+        ]
+        return f"set pool {action.pool} " + ", ".join(bounds)
+    if isinstance(action, ScalePool):
+        return f"scale pool {action.pool} to {action.size} node(s)"
+    if isinstance(action, Rebalance):
+        return "rebalance (topospread rebalance's evictions)"
     return f"{kind} {action.nodes.describe()}"
 
 
@@ -425,9 +510,12 @@ STEP_KINDS: Final = (
     "failNode",
     "failZone",
     "labelNode",
+    "rebalance",
     "removeNodes",
     "rollout",
     "scale",
+    "scalePool",
+    "setPool",
     "taintNode",
     "uncordon",
     "wait",
@@ -447,6 +535,7 @@ _TOP_LEVEL: Final = (
     "description",
     "seed",
     "schedulerConfig",
+    "autoscaler",
     "cluster",
     "steps",
 )
@@ -476,6 +565,11 @@ class _Parser:
         self.node_names: set[str] = set()
         self.zones: set[str] = set()
         self.workloads: set[tuple[str, str, str]] = set()
+        self.local_storage: set[tuple[str, str, str]] = set()
+        """(kind, namespace, name) of Pods and workloads whose pods mount emptyDir or
+        hostPath volumes (the object model keeps no such volumes; CA's scale-down asks)."""
+        self.pool_bounds: dict[str, tuple[int, int | None]] = {}
+        """Pool name -> (min, max) as the steps so far leave them."""
 
     # -- typed access ---------------------------------------------------------------------
 
@@ -625,6 +719,15 @@ class _Parser:
         if problems:
             self.errors.extend(_prefixed(problems, path))
             return None
+        spec = doc.get("spec")
+        if isinstance(obj, Deployment | ReplicaSet | StatefulSet) and isinstance(spec, dict):
+            template = spec.get("template")
+            spec = template.get("spec") if isinstance(template, dict) else None
+        volumes = spec.get("volumes") if isinstance(spec, dict) else None
+        if isinstance(volumes, list) and any(
+            isinstance(v, dict) and ("emptyDir" in v or "hostPath" in v) for v in volumes
+        ):
+            self.local_storage.add((type(obj).__name__, obj.metadata.namespace, obj.metadata.name))
         return obj
 
     def objects(self, items: object, path: str) -> list[ScenarioObject]:
@@ -986,6 +1089,57 @@ class _Parser:
             if not add and not remove:
                 self.errors.append(FieldError.required(f"{path}.add", "or remove"))
             return TaintNodes(target, add, remove) if target is not None else None
+        if kind == "setPool":
+            self.known_fields(args, path, ("pool", "minSize", "maxSize"))
+            pool = self.pool(args, path)
+            minimum = self.non_negative(args, "minSize", path)
+            maximum = self.non_negative(args, "maxSize", path)
+            if "minSize" not in args and "maxSize" not in args:
+                self.errors.append(FieldError.required(f"{path}.minSize", "or maxSize"))
+            if pool is None:
+                return None
+            old_min, old_max = self.pool_bounds[pool]
+            new_min = old_min if minimum is None else minimum
+            new_max = old_max if maximum is None else maximum
+            if new_max is not None and new_max < new_min:
+                field_ = "maxSize" if maximum is not None else "minSize"
+                value = maximum if maximum is not None else minimum
+                self.errors.append(
+                    FieldError.invalid(
+                        f"{path}.{field_}",
+                        value,
+                        f"maxSize ({new_max}) must be greater than or equal to minSize ({new_min})",
+                    )
+                )
+                return None
+            self.pool_bounds[pool] = (new_min, new_max)
+            return SetPool(pool, minimum, maximum)
+        if kind == "scalePool":
+            self.known_fields(args, path, ("pool", "size"))
+            pool = self.pool(args, path)
+            size = self.non_negative(args, "size", path)
+            if size is None:
+                if "size" not in args:
+                    self.errors.append(FieldError.required(f"{path}.size"))
+                return None
+            if pool is None:
+                return None
+            low, high = self.pool_bounds[pool]
+            # A node group's size is set within its bounds (the cloud's API refuses more).
+            if size < low or (high is not None and size > high):
+                self.errors.append(
+                    FieldError.invalid(
+                        f"{path}.size",
+                        size,
+                        f"must be within pool {pool}'s minSize {low} and maxSize {high}",
+                    )
+                )
+                return None
+            return ScalePool(pool, size)
+        if kind == "rebalance":
+            self.known_fields(args, path, ("maxEvictions",))
+            limit = self.non_negative(args, "maxEvictions", path)
+            return Rebalance(limit)
         # wait
         self.known_fields(args, path, ("seconds",))
         seconds = self.integer(args, "seconds", path)
@@ -999,6 +1153,102 @@ class _Parser:
             )
             return None
         return Wait(seconds)
+
+    def non_negative(self, data: Mapping[str, Any], key: str, path: str) -> int | None:
+        value = self.integer(data, key, path)
+        if value is not None and value < 0:
+            self.errors.append(
+                FieldError.invalid(f"{path}.{key}", value, "must be greater than or equal to 0")
+            )
+            return None
+        return value
+
+    def pool(self, data: Mapping[str, Any], path: str) -> str | None:
+        if not self.required(data, "pool", path):
+            return None
+        name = self.string(data, "pool", path)
+        if not name:
+            return None
+        if name not in self.pool_bounds:
+            known = ", ".join(sorted(self.pool_bounds)) or "none: the scenario has no node pools"
+            self.errors.append(
+                FieldError(ErrorType.NOT_FOUND, f"{path}.pool", name, f"known pools: {known}")
+            )
+            return None
+        return name
+
+    def autoscaler(self, raw: object, has_pools: bool) -> AutoscalerSettings | None:
+        path = "autoscaler"
+        data = self.mapping(raw if raw is not None else {}, path)
+        if data is None:
+            return None
+        known = (
+            "kind",
+            "expander",
+            "scanInterval",
+            "scaleDownEnabled",
+            "scaleDownUnneededTime",
+            "scaleDownUtilizationThreshold",
+            "scaleDownDelayAfterAdd",
+            "maxNodeProvisionTime",
+        )
+        self.known_fields(data, path, known)
+        defaults = AutoscalerSettings()
+        kind = self.string(data, "kind", path, defaults.kind)
+        if kind not in AUTOSCALERS:
+            self.errors.append(FieldError.not_supported(f"{path}.kind", kind, AUTOSCALERS))
+        expander = self.string(data, "expander", path, defaults.expander)
+        if expander not in EXPANDERS:
+            self.errors.append(FieldError.not_supported(f"{path}.expander", expander, EXPANDERS))
+        seconds: dict[str, int] = {}
+        for key, default, least in (
+            ("scanInterval", defaults.scan_interval, 1),
+            ("scaleDownUnneededTime", defaults.scale_down_unneeded_time, 0),
+            ("scaleDownDelayAfterAdd", defaults.scale_down_delay_after_add, 0),
+            ("maxNodeProvisionTime", defaults.max_node_provision_time, 1),
+        ):
+            value = self.integer(data, key, path)
+            if value is not None and value < least:
+                self.errors.append(
+                    FieldError.invalid(
+                        f"{path}.{key}", value, f"must be at least {least} (seconds)"
+                    )
+                )
+            seconds[key] = default if value is None or value < least else value
+        threshold = data.get("scaleDownUtilizationThreshold")
+        if threshold is None:
+            threshold = defaults.scale_down_utilization_threshold
+        elif isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            self.type_error(f"{path}.scaleDownUtilizationThreshold", threshold, "number")
+            threshold = defaults.scale_down_utilization_threshold
+        elif not 0 <= threshold <= 1:
+            self.errors.append(
+                FieldError.invalid(
+                    f"{path}.scaleDownUtilizationThreshold", threshold, "must be between 0 and 1"
+                )
+            )
+        enabled = data.get("scaleDownEnabled", True)
+        if not isinstance(enabled, bool):
+            self.type_error(f"{path}.scaleDownEnabled", enabled, "boolean")
+            enabled = True
+        if not has_pools:
+            self.errors.append(
+                FieldError.required(
+                    "cluster.objects",
+                    "an autoscaler needs node pools: template Nodes annotated "
+                    "autoscaling.topospread.dev/pool",
+                )
+            )
+        return AutoscalerSettings(
+            kind,
+            expander,
+            seconds["scanInterval"],
+            enabled,
+            seconds["scaleDownUnneededTime"],
+            float(threshold),
+            seconds["scaleDownDelayAfterAdd"],
+            seconds["maxNodeProvisionTime"],
+        )
 
     def rollout(self, args: Mapping[str, Any], path: str) -> Rollout | None:
         self.known_fields(
@@ -1153,8 +1403,15 @@ def parse_scenario(document: object, source: str, load: Loader | None = None) ->
             gen = p.mapping(raw, where)
             if gen is not None:
                 objects.extend(p.new_nodes(p.generator(gen, where), where))
+    templates: list[Node] = []
+
+    def not_templates(found: list[ScenarioObject]) -> list[ScenarioObject]:
+        # Template Nodes describe what a pool may add; they are no nodes of the cluster.
+        templates.extend(o for o in found if isinstance(o, Node) and is_pool_template(o))
+        return [o for o in found if not (isinstance(o, Node) and is_pool_template(o))]
+
     if "objects" in cluster:
-        inline = p.objects(cluster["objects"], "cluster.objects")
+        inline = not_templates(p.objects(cluster["objects"], "cluster.objects"))
         p.new_nodes([o for o in inline if isinstance(o, Node)], "cluster.objects")
         objects.extend(inline)
     files = cluster.get("files")
@@ -1163,10 +1420,25 @@ def parse_scenario(document: object, source: str, load: Loader | None = None) ->
             p.type_error("cluster.files", files, "array of file names")
         else:
             for i, name_ in enumerate(files):
-                found = p.file_objects(name_, f"cluster.files[{i}]")
+                found = not_templates(p.file_objects(name_, f"cluster.files[{i}]"))
                 p.new_nodes([o for o in found if isinstance(o, Node)], f"cluster.files[{i}]")
                 objects.extend(found)
     p.track(objects)
+    pools: tuple[NodePool, ...] = ()
+    if templates:
+        try:
+            pools = template_pools(templates, source)
+        except InputError as exc:
+            p.errors.extend(f"cluster: {line.removeprefix(source + ': ')}" for line in exc.lines())
+        for pool in pools:
+            p.pool_bounds[pool.name] = (pool.min_size, pool.max_size)
+            for zone in pool.zones:
+                p.zones.add(zone)
+    settings = (
+        p.autoscaler(doc.get("autoscaler"), bool(templates))
+        if "autoscaler" in doc or templates
+        else None
+    )
 
     steps: list[Step] = []
     raw_steps = doc.get("steps")
@@ -1181,4 +1453,15 @@ def parse_scenario(document: object, source: str, load: Loader | None = None) ->
             steps.append(step)
     if p.errors:
         raise ValidationError(source, p.errors)
-    return Scenario(name, source, description, seed, configuration, tuple(objects), tuple(steps))
+    return Scenario(
+        name,
+        source,
+        description,
+        seed,
+        configuration,
+        tuple(objects),
+        tuple(steps),
+        pools,
+        settings,
+        frozenset(p.local_storage),
+    )

@@ -68,6 +68,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from topospread.engine.cycle import CycleResult, NodeSearch, schedule_one
+from topospread.engine.rebalance.plan import RebalancePlan, plan_rebalance
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
@@ -103,6 +104,7 @@ from topospread.model.taints import toleration_tolerates_taint
 from topospread.plugins import names
 from topospread.plugins.registry import in_tree_registry
 
+from .autoscaler import Autoscaler
 from .controllers import (
     Controllers,
     budgets_blocking,
@@ -121,11 +123,14 @@ from .scenario import (
     FailNodes,
     LabelNodes,
     NodeSet,
+    Rebalance,
     RemoveNodes,
     Rollout,
     Scale,
+    ScalePool,
     Scenario,
     ScenarioObject,
+    SetPool,
     Step,
     TaintNodes,
     Uncordon,
@@ -194,6 +199,8 @@ class Simulator:
     picks at random).
     """
 
+    CONTROLLER_PRIORITY: Final = _CONTROLLER
+
     def __init__(
         self,
         scenario: Scenario,
@@ -249,6 +256,12 @@ class Simulator:
         self._bound_total = 0
         self._progress: Callable[[SimProgress], None] | None = None
         self._steps = (0, 0)
+        self.autoscaler = (
+            Autoscaler(self, scenario.pools, scenario.autoscaler)
+            if scenario.autoscaler is not None and scenario.pools
+            else None
+        )
+        """Cluster Autoscaler or Karpenter over the scenario's node pools (None: no pools)."""
 
     # -- the event loop ---------------------------------------------------------------
 
@@ -323,6 +336,8 @@ class Simulator:
         self.now = self.state.now = start
         self.schedule(0, _STEP, action)
         self.run()
+        if self.autoscaler is not None:
+            self._notes.extend(self._rebalance_advice())
         if self._provisioned:
             # Where each new volume lives decides where its pods may ever run: one note.
             shown = self._provisioned[:_PROVISIONED_SHOWN]
@@ -350,6 +365,7 @@ class Simulator:
             ),
             scheduling_attempts=self._attempts,
             notes=tuple(self._notes),
+            pools=self.autoscaler.sizes() if self.autoscaler is not None else (),
         )
 
     # -- the initial cluster and steps ------------------------------------------------
@@ -414,6 +430,14 @@ class Simulator:
                 self._update_node(replace(node, taints=tuple(kept)), "taints changed")
         elif isinstance(action, Wait):
             self.schedule(action.seconds, _STEP, lambda: None)
+        elif isinstance(action, SetPool):
+            assert self.autoscaler is not None  # the parser checked the pool exists
+            self.autoscaler.set_bounds(action.pool, action.min_size, action.max_size)
+        elif isinstance(action, ScalePool):
+            assert self.autoscaler is not None
+            self.autoscaler.resize(action.pool, action.size)
+        elif isinstance(action, Rebalance):
+            self._rebalance(action)
 
     def _nodes(self, nodes: NodeSet) -> list[Node]:
         if nodes.zone is not None:
@@ -641,6 +665,98 @@ class Simulator:
             return
         self.schedule(DRAIN_RETRY_SECONDS, _API, lambda: self._drain(nodes, attempt + 1))
 
+    # -- the autoscaler and rebalance ---------------------------------------------------------
+
+    def unschedulable_pods(self) -> list[_Queued]:
+        """Pending pods of the scheduling queue, in the order they were created."""
+        return [q for q in self._queued.values() if q.record.key in self.state.pods]
+
+    def cluster_objects(self) -> list[object]:
+        """The cluster as ``audit`` and ``rebalance`` read it: nodes, pods, workloads with
+        their current spec, budgets and Services."""
+        state = self.state
+        objects: list[object] = [*state.nodes.values()]
+        objects.extend(r.pod for r in state.pods.values())
+        for d in state.deployments.values():
+            meta = replace(d.obj.metadata, uid=d.uid)
+            objects.append(replace(d.obj, metadata=meta, replicas=d.replicas, template=d.template))
+        for rs in state.replica_sets.values():
+            meta = replace(rs.obj.metadata, uid=rs.uid)
+            objects.append(replace(rs.obj, metadata=meta, replicas=rs.replicas))
+        for ss in state.stateful_sets.values():
+            meta = replace(ss.obj.metadata, uid=ss.uid)
+            objects.append(
+                replace(ss.obj, metadata=meta, replicas=ss.replicas, template=ss.template)
+            )
+        objects.extend(self._live_budgets())
+        objects.extend(state.services.values())
+        return objects
+
+    def _rebalance_plan(self) -> RebalancePlan | None:
+        # Only when a hard constraint is over maxSkew: what `topospread rebalance` would do.
+        over = any(
+            c.when_unsatisfiable == "DoNotSchedule" and not c.satisfied
+            for w in workload_spreads(
+                self.state, self.snapshot, self._framework_map(), self.features
+            )
+            for c in w.constraints
+        )
+        if not over:
+            return None
+        return plan_rebalance(
+            self.cluster_objects(),  # type: ignore[arg-type]
+            self.configuration,
+            features=self.features,
+        )
+
+    def _rebalance_advice(self) -> list[str]:
+        plan = self._rebalance_plan()
+        if plan is None:
+            return []
+        if not plan.evictions:
+            return [f"rebalance: no eviction brings the spread back ({plan.reason})"]
+        moves = "; ".join(
+            f"evict {e.pod} from {e.node} (replacement expected on {e.expected_node})"
+            for e in plan.evictions[:_PROVISIONED_SHOWN]
+        )
+        more = len(plan.evictions) - _PROVISIONED_SHOWN
+        return [
+            f"rebalance would fix it with {len(plan.evictions)} eviction(s) "
+            f"({'converged' if plan.converged else 'not converged: ' + str(plan.reason)}): "
+            + moves
+            + (f"; and {more} more" if more > 0 else "")
+            + " (a rebalance step carries them out)"
+        ]
+
+    def _rebalance(self, action: Rebalance) -> None:
+        plan = self._rebalance_plan()
+        if plan is None:
+            self._notes.append("rebalance: every hard constraint is within maxSkew already")
+            return
+        evictions = plan.evictions[: action.max_evictions]
+        if not evictions:
+            self._notes.append(f"rebalance: nothing to evict ({plan.reason})")
+            return
+        # One eviction per second: each replacement is created and placed by the
+        # scheduler before the next eviction, as `rebalance --apply` waits for it.
+        for i, eviction in enumerate(evictions):
+            self.schedule(i, _API, self._evict_for_rebalance(eviction.pod, i + 1, len(evictions)))
+
+    def _evict_for_rebalance(self, key: str, number: int, total: int) -> _Action:
+        def evict() -> None:
+            record = self.state.pods.get(key)
+            if record is None:
+                return
+            blocking = budgets_blocking(self.state, record)
+            if blocking:
+                self._notes.append(
+                    f"rebalance: {key} not evicted: PodDisruptionBudget {', '.join(blocking)}"
+                )
+                return
+            self.state.delete_pod(key, f"evicted by rebalance ({number}/{total})")
+
+        return evict
+
     # -- controllers --------------------------------------------------------------------
 
     def _requeue(self, owner: OwnerKey, delay: int = 0) -> None:
@@ -729,6 +845,8 @@ class Simulator:
 
     def _cluster_event(self) -> None:
         self._cluster_changed = True
+        if self.autoscaler is not None:
+            self.autoscaler.wake_down()
         if self._unschedulable and not self._schedule_pending:
             self._schedule_pending = True
             self.schedule(0, _SCHEDULE, self._schedule_next)
@@ -810,6 +928,8 @@ class Simulator:
             queued.message = result.message or "no node selected"
             self._unschedulable.add(record.key)
             self._after_failure(record, result)
+            if self.autoscaler is not None:
+                self.autoscaler.wake_up()
             return
         del self._queued[record.key]
         self._forget_nomination(record)
