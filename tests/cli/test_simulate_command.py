@@ -86,3 +86,26 @@ def test_an_unknown_bundled_name_is_a_usage_error() -> None:
     code, _, err = run("simulate", "nope")
     assert code == 2
     assert 'no scenario file or bundled scenario "nope"' in err
+
+
+def test_the_autoscaling_story_reports_pool_sizes_per_step_in_json_and_html(
+    tmp_path: Path,
+) -> None:
+    page = tmp_path / "story.html"
+    code, out, _ = run("simulate", "autoscaling-story", "--output", "json", "--html", str(page))
+    assert code == 0
+    steps = json.loads(out)["steps"]
+    sizes = [{p["pool"]: p["nodes"] for p in s["pools"]} for s in steps]
+    assert [s["zone-c"] for s in sizes] == [0, 1, 0, 0, 1, 1]
+    assert steps[1]["pools"][2] == {
+        "pool": "zone-c", "nodes": 1, "upcoming": 0, "minSize": 0, "maxSize": 3,
+        "byZone": {"zone-c": 1},
+    }  # fmt: skip
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<h3>Node pools</h3>") == len(steps)
+    assert "scale-up: pool zone-c +1 node(s)" in html
+
+
+def test_scenarios_without_pools_have_no_pools_key() -> None:
+    steps = json.loads(run("simulate", "story", "--output", "json")[1])["steps"]
+    assert all("pools" not in s for s in steps)

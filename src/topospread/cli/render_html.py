@@ -482,6 +482,7 @@ def _step_section(
         + _ClusterPicture(step, previous, colours, anchor).svg()
         + _legend(step, colours)
         + notes
+        + _pools(step)
         + _spread_table(step)
         + _pending_list(step, colours)
         + _placements(step)
@@ -628,6 +629,36 @@ def _placements(step: StepResult) -> str:
         '<table><thead><tr><th scope="col">pod</th><th scope="col">node</th>'
         f'<th scope="col">time</th></tr></thead><tbody>{rows}</tbody></table></details>\n'
     )
+
+
+def _pools(step: StepResult) -> str:
+    # Scenarios with an autoscaler: its decisions in the step, then each pool's size.
+    if not step.pools:
+        return ""
+    decisions = "".join(
+        f'<li><span class="num">{e.time}s</span> {_e(e.detail)}</li>'
+        for e in step.events
+        if e.kind == "autoscaler"
+    )
+    rows = "".join(
+        f'<tr><td>{_e(p.pool)}</td><td class="num">{p.nodes}</td>'
+        f'<td class="num">{p.upcoming}</td><td class="num">{p.min_size}</td>'
+        f'<td class="num">{"∞" if p.max_size is None else p.max_size}</td>'
+        f"<td>{_e(_by_zone(p.by_zone))}</td></tr>"
+        for p in step.pools
+    )
+    return (
+        (f'<h3>Autoscaler</h3><ul class="autoscaler">{decisions}</ul>\n' if decisions else "")
+        + '<h3>Node pools</h3><table class="pools"><thead><tr><th scope="col">pool</th>'
+        '<th scope="col">nodes</th><th scope="col">provisioning</th>'
+        '<th scope="col">minSize</th><th scope="col">maxSize</th>'
+        '<th scope="col">by zone</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>\n"
+    )
+
+
+def _by_zone(zones: Sequence[tuple[str, int]]) -> str:
+    return ", ".join(f"{zone or '(no zone)'}: {count}" for zone, count in zones)
 
 
 def _events(step: StepResult) -> str:

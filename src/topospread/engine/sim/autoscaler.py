@@ -379,8 +379,10 @@ class Autoscaler:
         ]
         placed: list[Pod] = []
         for record in records:
+            # The pod as its replacement would come: not bound yet.
+            pod = replace(record.pod, node_name="", phase="Pending")
             try:
-                result = explain(self._cluster(staying, placed), record.pod, sim.configuration)
+                result = explain(self._cluster(staying, placed), pod, sim.configuration)
             except TopospreadError:
                 return False
             if result.selected_node is None:
