@@ -375,3 +375,7 @@ cli.add_command(rebalance_command)
 from topospread.cli.webhook_command import webhook_command  # noqa: E402
 
 cli.add_command(webhook_command)
+
+from topospread.cli.plan_command import plan_command  # noqa: E402
+
+cli.add_command(plan_command)
