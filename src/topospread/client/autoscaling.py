@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from topospread.client.source import Resource, get_object, read_resources
+from topospread.client.source import NODE_POOLS, Resource, get_object, read_resources
 from topospread.client.transport import Transport
 from topospread.errors import NotFound
 from topospread.io.loader import parse_documents
@@ -15,10 +15,6 @@ from topospread.model.pools import CA_STATUS_NAME, CA_STATUS_NAMESPACE
 __all__ = ["NODE_POOLS", "AutoscalingRead", "read_autoscaling"]
 
 CONFIG_MAPS: Final = Resource("", "v1", "configmaps", "ConfigMap")
-NODE_POOLS: Final = Resource(
-    "karpenter.sh", "v1", "nodepools", "NodePool", namespaced=False, optional=True
-)
-"""Karpenter's NodePools; a server without Karpenter's CRDs answers 404 and has none."""
 
 
 @dataclass(frozen=True, slots=True)

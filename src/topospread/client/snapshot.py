@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from topospread.client.live import LiveRead
 from topospread.errors import InputError
 from topospread.io.yamlwrite import dump_yaml
+from topospread.model.kinds import KINDS, METADATA_ONLY
 
-__all__ = ["Anonymizer", "render_snapshot", "write_output"]
+__all__ = ["ANONYMIZER_HOOKS", "Anonymizer", "render_snapshot", "write_output"]
 
 
 def render_snapshot(read: LiveRead, *, fmt: str = "yaml", anonymize: bool = False) -> bytes:
@@ -252,150 +253,191 @@ class Anonymizer:
         meta = obj.get("metadata")
         if isinstance(meta, dict):
             self._metadata(kind, meta)
+        hook = ANONYMIZER_HOOKS.get(_ANONYMIZER_OF.get(kind, METADATA_ONLY))
+        if hook is not None:
+            hook(self, obj)
+        return obj
+
+    # One hook per kind that has more than metadata to anonymize, named by the kinds
+    # table's ``anonymizer`` (topospread.model.kinds.KINDS); each reads ``spec`` and
+    # ``status`` as the server sent them, of any shape.
+
+    def _node(self, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec"), obj.get("status")
+        if isinstance(spec, dict):
+            spec.pop("podCIDR", None)
+            spec.pop("podCIDRs", None)
+            spec.pop("providerID", None)
+            self._taints(spec.get("taints"))
+        if isinstance(status, dict):
+            status.pop("addresses", None)
+            status.pop("nodeInfo", None)
+            status.pop("daemonEndpoints", None)
+            for image in _dicts(status.get("images")):
+                image["names"] = [self._name("image", str(n)) for n in image.get("names") or []]
+
+    def _pod(self, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec"), obj.get("status")
+        if isinstance(spec, dict):
+            self._pod_spec(spec)
+        if isinstance(status, dict):
+            for dropped in (
+                "podIP",
+                "podIPs",
+                "hostIP",
+                "hostIPs",
+                "message",
+                "containerStatuses",
+                "initContainerStatuses",
+                "ephemeralContainerStatuses",
+            ):
+                status.pop(dropped, None)
+            if isinstance(status.get("nominatedNodeName"), str):
+                status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
+            for claim_status in _dicts(status.get("resourceClaimStatuses")):
+                self._rename(claim_status, "resourceClaimName", "resourceclaim")
+
+    def _service(self, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")
-        status = obj.get("status")
-        if kind == "Node":
-            if isinstance(spec, dict):
-                spec.pop("podCIDR", None)
-                spec.pop("podCIDRs", None)
-                spec.pop("providerID", None)
-                self._taints(spec.get("taints"))
-            if isinstance(status, dict):
-                status.pop("addresses", None)
-                status.pop("nodeInfo", None)
-                status.pop("daemonEndpoints", None)
-                for image in _dicts(status.get("images")):
-                    image["names"] = [self._name("image", str(n)) for n in image.get("names") or []]
-        elif kind == "Pod":
-            if isinstance(spec, dict):
-                self._pod_spec(spec)
-            if isinstance(status, dict):
-                for dropped in (
-                    "podIP",
-                    "podIPs",
-                    "hostIP",
-                    "hostIPs",
-                    "message",
-                    "containerStatuses",
-                    "initContainerStatuses",
-                    "ephemeralContainerStatuses",
-                ):
-                    status.pop(dropped, None)
-                if isinstance(status.get("nominatedNodeName"), str):
-                    status["nominatedNodeName"] = self.node(status["nominatedNodeName"])
-                for claim_status in _dicts(status.get("resourceClaimStatuses")):
-                    self._rename(claim_status, "resourceClaimName", "resourceclaim")
-        elif kind == "Service":
-            if isinstance(spec, dict):
-                for dropped in (
-                    "clusterIP",
-                    "clusterIPs",
-                    "externalIPs",
-                    "loadBalancerIP",
-                    "externalName",
-                ):
-                    spec.pop(dropped, None)
-                self._string_map_values(spec.get("selector"))
-            obj.pop("status", None)
-        elif kind == "ReplicationController":
-            if isinstance(spec, dict):
-                self._string_map_values(spec.get("selector"))
-                self._template(spec.get("template"))
-        elif kind in {"ReplicaSet", "StatefulSet", "Deployment", "DaemonSet"}:
-            if isinstance(spec, dict):
-                self._selector(spec.get("selector"))
-                self._template(spec.get("template"))
-                if isinstance(spec.get("serviceName"), str):
-                    spec["serviceName"] = self._name("service", spec["serviceName"])
-                for claim in _dicts(spec.get("volumeClaimTemplates")):
-                    if isinstance(claim.get("metadata"), dict):
-                        self._metadata("PersistentVolumeClaim", claim["metadata"])
-                    if isinstance(claim.get("spec"), dict):
-                        self._claim_spec(claim["spec"])
-        elif kind == "RuntimeClass" and isinstance(obj.get("scheduling"), dict):
+        if isinstance(spec, dict):
+            for dropped in (
+                "clusterIP",
+                "clusterIPs",
+                "externalIPs",
+                "loadBalancerIP",
+                "externalName",
+            ):
+                spec.pop(dropped, None)
+            self._string_map_values(spec.get("selector"))
+        obj.pop("status", None)
+
+    def _replication_controller(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            self._string_map_values(spec.get("selector"))
+            self._template(spec.get("template"))
+
+    def _workload(self, obj: dict[str, Any]) -> None:
+        # ReplicaSets, StatefulSets, Deployments and DaemonSets: a selector and a template.
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            self._selector(spec.get("selector"))
+            self._template(spec.get("template"))
+            if isinstance(spec.get("serviceName"), str):
+                spec["serviceName"] = self._name("service", spec["serviceName"])
+            for claim in _dicts(spec.get("volumeClaimTemplates")):
+                if isinstance(claim.get("metadata"), dict):
+                    self._metadata("PersistentVolumeClaim", claim["metadata"])
+                if isinstance(claim.get("spec"), dict):
+                    self._claim_spec(claim["spec"])
+
+    def _runtime_class(self, obj: dict[str, Any]) -> None:
+        if isinstance(obj.get("scheduling"), dict):
             # Merged into the pods that name the class: anonymized as a pod's would be.
             self._pod_spec_placement(obj["scheduling"])
-        elif kind == "PodDisruptionBudget" and isinstance(spec, dict):
+
+    def _pod_disruption_budget(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
             self._selector(spec.get("selector"))
-        elif kind == "PersistentVolumeClaim":
-            if isinstance(spec, dict):
-                self._claim_spec(spec)
-            if isinstance(status, dict):
-                status.pop("conditions", None)
-        elif kind == "PersistentVolume":
-            if isinstance(spec, dict):
-                self._volume_spec(spec)
-            if isinstance(status, dict):
-                status.pop("message", None)
-                status.pop("reason", None)
-        elif kind == "StorageClass":
-            # The provisioner is a driver name: kept, as CSI driver names are (they name
-            # software, not the user's data, and the scheduler matches them to CSINodes).
-            obj.pop("parameters", None)
-            obj.pop("mountOptions", None)
-            for term in _dicts(obj.get("allowedTopologies")):
-                for requirement in _dicts(term.get("matchLabelExpressions")):
-                    key = str(requirement.get("key", ""))
-                    values = requirement.get("values")
-                    if isinstance(values, list):
-                        requirement["values"] = [
-                            self.value(key, v) if isinstance(v, str) else v for v in values
-                        ]
-        elif kind == "CSINode" and isinstance(spec, dict):
+
+    def _persistent_volume_claim(self, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec"), obj.get("status")
+        if isinstance(spec, dict):
+            self._claim_spec(spec)
+        if isinstance(status, dict):
+            status.pop("conditions", None)
+
+    def _persistent_volume(self, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec"), obj.get("status")
+        if isinstance(spec, dict):
+            self._volume_spec(spec)
+        if isinstance(status, dict):
+            status.pop("message", None)
+            status.pop("reason", None)
+
+    def _storage_class(self, obj: dict[str, Any]) -> None:
+        # The provisioner is a driver name: kept, as CSI driver names are (they name
+        # software, not the user's data, and the scheduler matches them to CSINodes).
+        obj.pop("parameters", None)
+        obj.pop("mountOptions", None)
+        for term in _dicts(obj.get("allowedTopologies")):
+            for requirement in _dicts(term.get("matchLabelExpressions")):
+                key = str(requirement.get("key", ""))
+                values = requirement.get("values")
+                if isinstance(values, list):
+                    requirement["values"] = [
+                        self.value(key, v) if isinstance(v, str) else v for v in values
+                    ]
+
+    def _csi_node(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
             for driver in _dicts(spec.get("drivers")):
                 if isinstance(driver.get("nodeID"), str):
                     driver["nodeID"] = self._name("nodeid", driver["nodeID"])
-        elif kind == "CSIStorageCapacity":
-            self._class_name(obj, "storageClassName")
-            self._selector(obj.get("nodeTopology"))
-        elif kind == "VolumeAttachment":
-            if isinstance(spec, dict):
-                if isinstance(spec.get("nodeName"), str):
-                    spec["nodeName"] = self.node(spec["nodeName"])
-                source = spec.get("source")
-                if isinstance(source, dict):
-                    if isinstance(source.get("persistentVolumeName"), str):
-                        source["persistentVolumeName"] = self._name(
-                            "persistentvolume", source["persistentVolumeName"]
-                        )
-                    if isinstance(source.get("inlineVolumeSpec"), dict):
-                        self._volume_spec(source["inlineVolumeSpec"])
-            if isinstance(status, dict):
-                for dropped in ("attachmentMetadata", "attachError", "detachError"):
-                    status.pop(dropped, None)
-        elif kind in _DRA_KINDS:
-            self._dra_object(kind, obj)
-        return obj
+
+    def _csi_storage_capacity(self, obj: dict[str, Any]) -> None:
+        self._class_name(obj, "storageClassName")
+        self._selector(obj.get("nodeTopology"))
+
+    def _volume_attachment(self, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec"), obj.get("status")
+        if isinstance(spec, dict):
+            if isinstance(spec.get("nodeName"), str):
+                spec["nodeName"] = self.node(spec["nodeName"])
+            source = spec.get("source")
+            if isinstance(source, dict):
+                if isinstance(source.get("persistentVolumeName"), str):
+                    source["persistentVolumeName"] = self._name(
+                        "persistentvolume", source["persistentVolumeName"]
+                    )
+                if isinstance(source.get("inlineVolumeSpec"), dict):
+                    self._volume_spec(source["inlineVolumeSpec"])
+        if isinstance(status, dict):
+            for dropped in ("attachmentMetadata", "attachError", "detachError"):
+                status.pop(dropped, None)
 
     # Dynamic resource allocation: claim, template, class and pool names get stand-ins
     # wherever they link objects; driver names, device names, attributes and CEL
     # selectors are kept (they name hardware and software, and the allocator reads them);
     # opaque driver configuration is dropped.
 
-    def _dra_object(self, kind: str, obj: dict[str, Any]) -> None:
+    def _resource_claim(self, obj: dict[str, Any]) -> None:
         spec, status = obj.get("spec"), obj.get("status")
-        if kind == "ResourceClaim":
-            if isinstance(spec, dict):
-                self._device_claim(spec.get("devices"))
-            if isinstance(status, dict):
-                self._claim_status(status)
-        elif kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        if isinstance(spec, dict):
+            self._device_claim(spec.get("devices"))
+        if isinstance(status, dict):
+            self._claim_status(status)
+
+    def _resource_claim_template(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
             template = spec.get("metadata")
             if isinstance(template, dict):
                 self._string_map_values(template.get("labels"))
                 template.pop("annotations", None)
             if isinstance(spec.get("spec"), dict):
                 self._device_claim(spec["spec"].get("devices"))
-        elif kind == "DeviceClass" and isinstance(spec, dict):
+
+    def _device_class(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
             spec.pop("config", None)
-        elif kind == "ResourceSlice" and isinstance(spec, dict):
+
+    def _resource_slice(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
             self._node_placement(spec)
             pool = spec.get("pool")
             if isinstance(pool, dict) and isinstance(pool.get("name"), str):
                 pool["name"] = self._name("pool", pool["name"])
             for device in _dicts(spec.get("devices")):
                 self._node_placement(device)
-        elif kind == "DeviceTaintRule" and isinstance(spec, dict):
+
+    def _device_taint_rule(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
             selector = spec.get("deviceSelector")
             if isinstance(selector, dict):
                 self._rename(selector, "deviceClassName", "deviceclass")
@@ -716,9 +758,30 @@ class Anonymizer:
                 rbd.pop(dropped, None)
 
 
-_DRA_KINDS = frozenset(
-    {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule"}
-)
+ANONYMIZER_HOOKS: Final[Mapping[str, Callable[[Anonymizer, dict[str, Any]], None]]] = {
+    "node": Anonymizer._node,
+    "pod": Anonymizer._pod,
+    "service": Anonymizer._service,
+    "replication_controller": Anonymizer._replication_controller,
+    "workload": Anonymizer._workload,
+    "runtime_class": Anonymizer._runtime_class,
+    "pod_disruption_budget": Anonymizer._pod_disruption_budget,
+    "persistent_volume_claim": Anonymizer._persistent_volume_claim,
+    "persistent_volume": Anonymizer._persistent_volume,
+    "storage_class": Anonymizer._storage_class,
+    "csi_node": Anonymizer._csi_node,
+    "csi_storage_capacity": Anonymizer._csi_storage_capacity,
+    "volume_attachment": Anonymizer._volume_attachment,
+    "resource_claim": Anonymizer._resource_claim,
+    "resource_claim_template": Anonymizer._resource_claim_template,
+    "device_class": Anonymizer._device_class,
+    "resource_slice": Anonymizer._resource_slice,
+    "device_taint_rule": Anonymizer._device_taint_rule,
+}
+"""The anonymizer hooks the kinds table names (:attr:`topospread.model.kinds.Kind.anonymizer`);
+:data:`~topospread.model.kinds.METADATA_ONLY` and kinds outside the table have none."""
+
+_ANONYMIZER_OF: Final[Mapping[str, str]] = {k.kind: k.anonymizer for k in KINDS}
 
 
 def _ordinal(name: str, prefix: str) -> str | None:

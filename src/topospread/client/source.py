@@ -13,20 +13,23 @@ from __future__ import annotations
 import queue
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from topospread import KUBERNETES_VERSION
 from topospread.client.transport import Request, Transport, query, raise_for_status
 from topospread.errors import ClusterError, go_quote
+from topospread.model.kinds import KINDS, Kind, Listing
 
 __all__ = [
     "AUDIT_RESOURCES",
     "DEFAULT_PAGE_SIZE",
     "DRA_RESOURCES",
+    "NODE_POOLS",
+    "RESOURCES",
     "SCHEDULER_RESOURCES",
     "STORAGE_RESOURCES",
     "ClusterRead",
@@ -34,6 +37,7 @@ __all__ = [
     "Resource",
     "get_object",
     "read_resources",
+    "resource_of",
     "server_version",
     "stream_pages",
     "version_skew_note",
@@ -69,36 +73,50 @@ class Resource:
         return f"{base}/{name}" if name is not None else base
 
 
-NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
-PODS = Resource("", "v1", "pods", "Pod")
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
-SERVICES = Resource("", "v1", "services", "Service")
-REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController")
-REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
-STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
-DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
-POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
-JOBS = Resource("batch", "v1", "jobs", "Job")
-CRON_JOBS = Resource("batch", "v1", "cronjobs", "CronJob")
-PRIORITY_CLASSES = Resource(
-    "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False
-)
-LIMIT_RANGES = Resource("", "v1", "limitranges", "LimitRange")
-RUNTIME_CLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", namespaced=False)
-PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
-PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
-STORAGE_CLASSES = Resource(
-    "storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False
-)
-CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False)
-CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", namespaced=False)
-CSI_STORAGE_CAPACITIES = Resource(
-    "storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"
-)
-VOLUME_ATTACHMENTS = Resource(
-    "storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", namespaced=False
-)
+def resource_of(kind: Kind) -> Resource:
+    """The listable resource of one row of the kinds table."""
+    return Resource(
+        kind.group,
+        kind.version,
+        kind.plural,
+        kind.kind,
+        namespaced=kind.namespaced,
+        optional=kind.optional,
+    )
+
+
+RESOURCES: Final[Mapping[str, Resource]] = {k.kind: resource_of(k) for k in KINDS}
+"""The resource of every kind in :data:`topospread.model.kinds.KINDS`, by kind, in the
+table's order."""
+
+NODES = RESOURCES["Node"]
+PODS = RESOURCES["Pod"]
+NAMESPACES = RESOURCES["Namespace"]
+SERVICES = RESOURCES["Service"]
+REPLICATION_CONTROLLERS = RESOURCES["ReplicationController"]
+REPLICA_SETS = RESOURCES["ReplicaSet"]
+STATEFUL_SETS = RESOURCES["StatefulSet"]
+DEPLOYMENTS = RESOURCES["Deployment"]
+DAEMON_SETS = RESOURCES["DaemonSet"]
+POD_DISRUPTION_BUDGETS = RESOURCES["PodDisruptionBudget"]
+JOBS = RESOURCES["Job"]
+CRON_JOBS = RESOURCES["CronJob"]
+PRIORITY_CLASSES = RESOURCES["PriorityClass"]
+LIMIT_RANGES = RESOURCES["LimitRange"]
+RUNTIME_CLASSES = RESOURCES["RuntimeClass"]
+PERSISTENT_VOLUMES = RESOURCES["PersistentVolume"]
+PERSISTENT_VOLUME_CLAIMS = RESOURCES["PersistentVolumeClaim"]
+STORAGE_CLASSES = RESOURCES["StorageClass"]
+CSI_NODES = RESOURCES["CSINode"]
+CSI_DRIVERS = RESOURCES["CSIDriver"]
+CSI_STORAGE_CAPACITIES = RESOURCES["CSIStorageCapacity"]
+VOLUME_ATTACHMENTS = RESOURCES["VolumeAttachment"]
+RESOURCE_CLAIMS = RESOURCES["ResourceClaim"]
+RESOURCE_CLAIM_TEMPLATES = RESOURCES["ResourceClaimTemplate"]
+DEVICE_CLASSES = RESOURCES["DeviceClass"]
+RESOURCE_SLICES = RESOURCES["ResourceSlice"]
+DEVICE_TAINT_RULES = RESOURCES["DeviceTaintRule"]
+NODE_POOLS = RESOURCES["NodePool"]
 
 STORAGE_RESOURCES: tuple[Resource, ...] = (
     PERSISTENT_VOLUMES,
@@ -112,27 +130,6 @@ STORAGE_RESOURCES: tuple[Resource, ...] = (
 """What the volume plugins read (kube-scheduler's informers for VolumeBinding, VolumeZone,
 NodeVolumeLimits and VolumeRestrictions)."""
 
-RESOURCE_CLAIMS = Resource(
-    "resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", optional=True
-)
-RESOURCE_CLAIM_TEMPLATES = Resource(
-    "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", optional=True
-)
-DEVICE_CLASSES = Resource(
-    "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False, optional=True
-)
-RESOURCE_SLICES = Resource(
-    "resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False, optional=True
-)
-DEVICE_TAINT_RULES = Resource(
-    "resource.k8s.io",
-    "v1",
-    "devicetaintrules",
-    "DeviceTaintRule",
-    namespaced=False,
-    optional=True,
-)
-
 DRA_RESOURCES: tuple[Resource, ...] = (
     RESOURCE_CLAIMS,
     RESOURCE_CLAIM_TEMPLATES,
@@ -143,29 +140,20 @@ DRA_RESOURCES: tuple[Resource, ...] = (
 """What DynamicResources reads (``resource.k8s.io/v1``, GA since 1.34; a server without
 it, or with DeviceTaintRules off, answers 404 and has none)."""
 
-SCHEDULER_RESOURCES: tuple[Resource, ...] = (
-    NODES,
-    PODS,
-    NAMESPACES,
-    SERVICES,
-    REPLICATION_CONTROLLERS,
-    REPLICA_SETS,
-    STATEFUL_SETS,
-    DEPLOYMENTS,
-    POD_DISRUPTION_BUDGETS,
-    PRIORITY_CLASSES,
-    LIMIT_RANGES,
-    RUNTIME_CLASSES,
-    *STORAGE_RESOURCES,
-    *DRA_RESOURCES,
+SCHEDULER_RESOURCES: tuple[Resource, ...] = tuple(
+    RESOURCES[k.kind] for k in KINDS if k.listed is Listing.SCHEDULER
 )
-"""What kube-scheduler's informers watch that topospread models, plus Deployments (the
+"""What every live read lists (the table's :data:`~topospread.model.kinds.Listing.SCHEDULER`
+rows): what kube-scheduler's informers watch that topospread models, plus Deployments (the
 owners of ReplicaSets, for the simulator and audit) and what the API server's admission
 reads: PriorityClasses, LimitRanges and RuntimeClasses (pods read from a server are
 admitted already; a pod explained or simulated from a manifest is admitted over the
 cluster's objects, :func:`topospread.model.admission.admit_pod`)."""
 
-AUDIT_RESOURCES: tuple[Resource, ...] = (*SCHEDULER_RESOURCES, DAEMON_SETS, JOBS, CRON_JOBS)
+AUDIT_RESOURCES: tuple[Resource, ...] = (
+    *SCHEDULER_RESOURCES,
+    *(RESOURCES[k.kind] for k in KINDS if k.listed is Listing.AUDIT),
+)
 """What ``audit`` reads: the scheduler's objects and every workload kind that owns pods."""
 
 

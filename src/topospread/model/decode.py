@@ -9,12 +9,26 @@ document are collected and raised together as one :class:`~topospread.errors.Dec
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from topospread.errors import DecodeError, FieldError
+from topospread.model.decode_reader import (
+    _claim_spec,
+    _csi_source,
+    _in_tree_source,
+    _join,
+    _json_type,
+    _label_selector,
+    _meta,
+    _node_selector_term,
+    _Reader,
+    _time,
+)
+from topospread.model.decode_resource import decode_pod_resource_claims, decode_resource_object
+from topospread.model.decode_storage import decode_storage_object
+from topospread.model.kinds import KINDS, KINDS_BY_NAME, Decoder
 from topospread.model.names import is_dns1123_label, is_dns1123_subdomain
 from topospread.model.objects import (
     IN_TREE_MIGRATABLE_SOURCES,
@@ -23,25 +37,18 @@ from topospread.model.objects import (
     ClaimTemplate,
     Container,
     ContainerPort,
-    CSIVolumeSource,
     Deployment,
     DeploymentStrategy,
     InlineVolume,
-    InTreeSource,
     KubeObject,
     LabelSelector,
-    LabelSelectorRequirement,
     LimitRange,
     LimitRangeItem,
     Namespace,
     Node,
     NodeAffinity,
     NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
     ObjectMeta,
-    OwnerReference,
-    PersistentVolumeClaimSpec,
     Pod,
     PodAffinityTerm,
     PodCondition,
@@ -58,13 +65,7 @@ from topospread.model.objects import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from topospread.model.quantity import (
-    Quantity,
-    QuantityError,
-    is_negative_quantity,
-    parse_quantity,
-)
-from topospread.model.resource import RESOURCE_KINDS
+from topospread.model.priorityclass import decode_priority_class
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -77,317 +78,12 @@ __all__ = [
     "validate_metadata",
 ]
 
-T = TypeVar("T")
 
 SUPPORTED_KINDS: Mapping[tuple[str, str], str] = {
-    ("v1", "Node"): "Node",
-    ("v1", "Pod"): "Pod",
-    ("v1", "Service"): "Service",
-    ("v1", "ReplicationController"): "ReplicationController",
-    ("apps/v1", "ReplicaSet"): "ReplicaSet",
-    ("apps/v1", "StatefulSet"): "StatefulSet",
-    ("v1", "Namespace"): "Namespace",
-    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
-    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
-    ("v1", "LimitRange"): "LimitRange",
-    ("node.k8s.io/v1", "RuntimeClass"): "RuntimeClass",
-    **RESOURCE_KINDS,
-    ("v1", "PersistentVolume"): "PersistentVolume",
-    ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
-    ("storage.k8s.io/v1", "StorageClass"): "StorageClass",
-    ("storage.k8s.io/v1", "CSINode"): "CSINode",
-    ("storage.k8s.io/v1", "CSIDriver"): "CSIDriver",
-    ("storage.k8s.io/v1", "CSIStorageCapacity"): "CSIStorageCapacity",
-    ("storage.k8s.io/v1", "VolumeAttachment"): "VolumeAttachment",
+    (k.api_version, k.kind): k.kind for k in KINDS if k.decoder is not None
 }
-
-_STORAGE_KINDS: Final = frozenset(
-    {
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "StorageClass",
-        "CSINode",
-        "CSIDriver",
-        "CSIStorageCapacity",
-        "VolumeAttachment",
-    }
-)
-
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-# Quantities repeat across a cluster ("100m", "64Mi" in every replica); parsed ones are
-# immutable, so each distinct spelling is parsed once. Bounded: hostile input with many
-# distinct spellings only stops being cached.
-_QUANTITY_CACHE_SIZE: Final = 4096
-_QUANTITIES: dict[tuple[str, bool], Quantity] = {}
-
-
-class _Reader:
-    """Typed access to a JSON-like tree that records errors instead of raising."""
-
-    def __init__(self) -> None:
-        self.errors: list[FieldError] = []
-
-    def _type_error(self, path: str, value: object, expected: str) -> None:
-        got = _json_type(value)
-        self.errors.append(
-            FieldError.invalid(
-                path, value if got != "object" else got, f"expected {expected}, got {got}"
-            )
-        )
-
-    def obj(self, data: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            self._type_error(_join(path, key), value, "object")
-            return None
-        return value
-
-    def string(self, data: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
-        value = data.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            self._type_error(_join(path, key), value, "string")
-            return default
-        return value
-
-    def opt_string(self, data: Mapping[str, Any], key: str, path: str) -> str | None:
-        if data.get(key) is None:
-            return None
-        return self.string(data, key, path)
-
-    def integer(
-        self, data: Mapping[str, Any], key: str, path: str, *, bits: int = 32
-    ) -> int | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            self._type_error(_join(path, key), value, f"int{bits}")
-            return None
-        if isinstance(value, float):
-            if not value.is_integer():
-                self._type_error(_join(path, key), value, f"int{bits}")
-                return None
-            value = int(value)
-        if bits == 32 and not _INT32_MIN <= value <= _INT32_MAX:
-            self.errors.append(
-                FieldError.invalid(_join(path, key), value, "out of range for int32")
-            )
-            return None
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            self.errors.append(
-                FieldError.invalid(_join(path, key), value, "out of range for int64")
-            )
-            return None
-        return value
-
-    def boolean(self, data: Mapping[str, Any], key: str, path: str) -> bool | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, bool):
-            self._type_error(_join(path, key), value, "boolean")
-            return None
-        return value
-
-    def string_map(self, data: Mapping[str, Any], key: str, path: str) -> dict[str, str] | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        where = _join(path, key)
-        if not isinstance(value, dict):
-            self._type_error(where, value, "map of strings")
-            return None
-        result: dict[str, str] = {}
-        for k, v in value.items():
-            if v is None:
-                # encoding/json leaves a string at its zero value for a JSON null.
-                result[str(k)] = ""
-                continue
-            if not isinstance(v, str):
-                self._type_error(f"{where}[{k}]", v, "string")
-                continue
-            result[str(k)] = v
-        return result
-
-    def strings(self, data: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
-        result: list[str] = []
-        for item, where in self.items(data, key, path):
-            if isinstance(item, str):
-                result.append(item)
-            elif item is None:
-                result.append("")
-            else:
-                self._type_error(where, item, "string")
-        return tuple(result)
-
-    def items(self, data: Mapping[str, Any], key: str, path: str) -> Iterator[tuple[Any, str]]:
-        value = data.get(key)
-        if value is None:
-            return
-        where = _join(path, key)
-        if not isinstance(value, list):
-            self._type_error(where, value, "array")
-            return
-        for index, item in enumerate(value):
-            yield item, f"{where}[{index}]"
-
-    def objects(
-        self,
-        data: Mapping[str, Any],
-        key: str,
-        path: str,
-        build: Callable[[Mapping[str, Any], str], T],
-    ) -> tuple[T, ...]:
-        result: list[T] = []
-        for item, where in self.items(data, key, path):
-            if not isinstance(item, dict):
-                self._type_error(where, item, "object")
-                continue
-            result.append(build(item, where))
-        return tuple(result)
-
-    def resources(self, data: Mapping[str, Any], key: str, path: str) -> dict[str, Quantity]:
-        value = data.get(key)
-        if value is None:
-            return {}
-        where = _join(path, key)
-        if not isinstance(value, dict):
-            self._type_error(where, value, "map of quantities")
-            return {}
-        result: dict[str, Quantity] = {}
-        for name, raw in value.items():
-            if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-                self._type_error(f"{where}[{name}]", raw, "quantity")
-                continue
-            # Quantity.UnmarshalJSON trims spaces around the text before parsing it.
-            text = raw.strip() if isinstance(raw, str) else _number_text(raw)
-            # Only cpu is read as a MilliValue; it matters when int64 arithmetic overflows.
-            cache_key = (text, name == "cpu")
-            quantity = _QUANTITIES.get(cache_key)
-            if quantity is None:
-                try:
-                    quantity = parse_quantity(text, str(name))
-                except QuantityError as exc:
-                    self.errors.append(FieldError.invalid(f"{where}[{name}]", text, str(exc)))
-                    continue
-                if len(_QUANTITIES) < _QUANTITY_CACHE_SIZE:
-                    _QUANTITIES[cache_key] = quantity
-            if is_negative_quantity(text):
-                # ValidateNonnegativeQuantity (pkg/apis/core/validation): requests, limits,
-                # overhead, capacity and allocatable are all checked with it.
-                self.errors.append(
-                    FieldError.invalid(
-                        f"{where}[{name}]", text, "must be greater than or equal to 0"
-                    )
-                )
-                continue
-            result[str(name)] = quantity
-        return result
-
-
-def _number_text(value: int | float) -> str:
-    # A JSON number where a quantity string is expected: Quantity.UnmarshalJSON parses the
-    # number's JSON text, which Go's encoder writes without a trailing ".0".
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def _json_type(value: object) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _meta(r: _Reader, doc: Mapping[str, Any], *, namespaced: bool) -> ObjectMeta:
-    meta = r.obj(doc, "metadata", "") or {}
-    owners = r.objects(
-        meta,
-        "ownerReferences",
-        "metadata",
-        lambda o, p: OwnerReference(
-            api_version=r.string(o, "apiVersion", p),
-            kind=r.string(o, "kind", p),
-            name=r.string(o, "name", p),
-            uid=r.string(o, "uid", p),
-            controller=r.boolean(o, "controller", p),
-        ),
-    )
-    namespace = r.string(meta, "namespace", "metadata")
-    if namespaced and not namespace:
-        namespace = "default"
-    return ObjectMeta(
-        # generateName is only a request to the API server to make up a name; a stored
-        # object always has metadata.name, and one without it is refused by the loader.
-        name=r.string(meta, "name", "metadata"),
-        namespace=namespace if namespaced else "",
-        uid=r.string(meta, "uid", "metadata"),
-        labels=r.string_map(meta, "labels", "metadata") or {},
-        annotations=r.string_map(meta, "annotations", "metadata") or {},
-        deletion_timestamp=r.opt_string(meta, "deletionTimestamp", "metadata"),
-        owner_references=owners,
-        creation_timestamp=_time(r, meta, "creationTimestamp", "metadata"),
-    )
-
-
-def _label_selector(
-    r: _Reader, data: Mapping[str, Any], key: str, path: str
-) -> LabelSelector | None:
-    raw = r.obj(data, key, path)
-    if raw is None:
-        return None
-    where = _join(path, key)
-    return LabelSelector(
-        match_labels=r.string_map(raw, "matchLabels", where) or {},
-        match_expressions=r.objects(
-            raw,
-            "matchExpressions",
-            where,
-            lambda e, p: LabelSelectorRequirement(
-                key=r.string(e, "key", p),
-                operator=r.string(e, "operator", p),
-                values=r.strings(e, "values", p),
-            ),
-        ),
-    )
-
-
-def _node_selector_requirement(r: _Reader, e: Mapping[str, Any], p: str) -> NodeSelectorRequirement:
-    return NodeSelectorRequirement(
-        key=r.string(e, "key", p),
-        operator=r.string(e, "operator", p),
-        values=r.strings(e, "values", p),
-    )
-
-
-def _node_selector_term(r: _Reader, t: Mapping[str, Any], p: str) -> NodeSelectorTerm:
-    return NodeSelectorTerm(
-        match_expressions=r.objects(
-            t, "matchExpressions", p, lambda e, q: _node_selector_requirement(r, e, q)
-        ),
-        match_fields=r.objects(
-            t, "matchFields", p, lambda e, q: _node_selector_requirement(r, e, q)
-        ),
-    )
+"""``(apiVersion, kind)`` of each kind :func:`decode_object` reads: the table's
+(:data:`topospread.model.kinds.KINDS`) kinds that have a decoder, each in its one version."""
 
 
 def _pod_affinity_term(r: _Reader, t: Mapping[str, Any], p: str) -> PodAffinityTerm:
@@ -559,55 +255,6 @@ def _inline_volume(r: _Reader, volume: Mapping[str, Any], p: str) -> InlineVolum
     )
 
 
-# The scalar fields of each migratable in-tree source that CSI translation
-# (k8s.io/csi-translation-lib) reads, with their JSON types; nested objects (secretRef) are
-# not read by it.
-_IN_TREE_FIELDS: Final[Mapping[str, Mapping[str, str]]] = {
-    "awsElasticBlockStore": {
-        "volumeID": "string",
-        "fsType": "string",
-        "partition": "int",
-        "readOnly": "bool",
-    },
-    "azureDisk": {
-        "diskName": "string",
-        "diskURI": "string",
-        "cachingMode": "string",
-        "fsType": "string",
-        "readOnly": "bool",
-        "kind": "string",
-    },
-    "azureFile": {
-        "secretName": "string",
-        "secretNamespace": "string",
-        "shareName": "string",
-        "readOnly": "bool",
-    },
-    "cinder": {"volumeID": "string", "fsType": "string", "readOnly": "bool"},
-    "gcePersistentDisk": {
-        "pdName": "string",
-        "fsType": "string",
-        "partition": "int",
-        "readOnly": "bool",
-    },
-    "portworxVolume": {"volumeID": "string", "fsType": "string", "readOnly": "bool"},
-    "vsphereVolume": {
-        "volumePath": "string",
-        "fsType": "string",
-        "storagePolicyName": "string",
-        "storagePolicyID": "string",
-    },
-}
-
-# SetDefaults_AzureDiskVolumeSource: what the API server stores for unset fields.
-_AZURE_DISK_DEFAULTS: Final[Mapping[str, str]] = {
-    "cachingMode": "ReadWrite",
-    "fsType": "ext4",
-    "readOnly": "false",
-    "kind": "Shared",
-}
-
-
 _VOLUME_PLUGIN_SOURCES: Final = frozenset(
     {"persistentVolumeClaim", "ephemeral", "csi", *IN_TREE_MIGRATABLE_SOURCES}
 )
@@ -620,85 +267,6 @@ _INLINE_VOLUME_FIELDS: Final = (
     "awsElasticBlockStore",
     "awsElasticBlockStore.volumeID",
 )
-
-
-def _in_tree_source(r: _Reader, volume: Mapping[str, Any], p: str) -> InTreeSource | None:
-    # A volume (or PV spec) sets at most one source (validation); the first found is kept.
-    for kind in IN_TREE_MIGRATABLE_SOURCES:
-        raw = r.obj(volume, kind, p)
-        if raw is None:
-            continue
-        where = _join(p, kind)
-        fields: dict[str, str] = {}
-        for name, typ in _IN_TREE_FIELDS[kind].items():
-            if raw.get(name) is None:
-                continue
-            if typ == "bool":
-                flag = r.boolean(raw, name, where)
-                if flag is not None:
-                    fields[name] = "true" if flag else "false"
-            elif typ == "int":
-                number = r.integer(raw, name, where)
-                if number is not None:
-                    fields[name] = str(number)
-            else:
-                fields[name] = r.string(raw, name, where)
-        if kind == "azureDisk":
-            fields = {**_AZURE_DISK_DEFAULTS, **fields}
-        return InTreeSource(kind, fields)
-    return None
-
-
-def _csi_source(r: _Reader, data: Mapping[str, Any], p: str) -> CSIVolumeSource | None:
-    raw = r.obj(data, "csi", p)
-    if raw is None:
-        return None
-    where = _join(p, "csi")
-    return CSIVolumeSource(
-        driver=r.string(raw, "driver", where),
-        volume_handle=r.string(raw, "volumeHandle", where),
-        read_only=bool(r.boolean(raw, "readOnly", where)),
-    )
-
-
-def _storage_request(r: _Reader, spec: Mapping[str, Any], p: str) -> Quantity | None:
-    resources = r.obj(spec, "resources", p)
-    if resources is None:
-        return None
-    where = _join(p, "resources")
-    requests = r.obj(resources, "requests", where)
-    if requests is None or requests.get("storage") is None:
-        return None
-    raw = requests["storage"]
-    at = f"{where}.requests[storage]"
-    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-        r._type_error(at, raw, "quantity")
-        return None
-    text = raw.strip() if isinstance(raw, str) else _number_text(raw)
-    try:
-        quantity = parse_quantity(text, "storage")
-    except QuantityError as exc:
-        r.errors.append(FieldError.invalid(at, text, str(exc)))
-        return None
-    if is_negative_quantity(text) or quantity.amount == 0:
-        # ValidatePersistentVolumeClaimSpec: ValidatePositiveQuantityValue, reported under
-        # resources[storage] (upstream keys the resources path, not requests).
-        r.errors.append(FieldError.invalid(f"{where}[storage]", text, "must be greater than zero"))
-        return None
-    return quantity
-
-
-def _claim_spec(r: _Reader, spec: Mapping[str, Any], p: str) -> PersistentVolumeClaimSpec:
-    # SetDefaults_PersistentVolumeClaimSpec: volumeMode Filesystem.
-    return PersistentVolumeClaimSpec(
-        access_modes=r.strings(spec, "accessModes", p),
-        selector=_label_selector(r, spec, "selector", p),
-        storage_request=_storage_request(r, spec, p),
-        storage_class_name=r.opt_string(spec, "storageClassName", p),
-        volume_name=r.string(spec, "volumeName", p),
-        volume_mode=r.string(spec, "volumeMode", p) or "Filesystem",
-        volume_attributes_class_name=r.opt_string(spec, "volumeAttributesClassName", p),
-    )
 
 
 def _claim_template(
@@ -881,9 +449,7 @@ def _runtime_class(r: _Reader, doc: Mapping[str, Any]) -> RuntimeClass:
             else None
         ),
         tolerations=(
-            r.objects(
-                scheduling, "tolerations", "scheduling", lambda t, p: _toleration(r, t, p)
-            )
+            r.objects(scheduling, "tolerations", "scheduling", lambda t, p: _toleration(r, t, p))
             if scheduling is not None
             else ()
         ),
@@ -893,32 +459,7 @@ def _runtime_class(r: _Reader, doc: Mapping[str, Any]) -> RuntimeClass:
 def _resource_claim_fields(
     r: _Reader, spec: Mapping[str, Any], status: Mapping[str, Any]
 ) -> dict[str, Any]:
-    from topospread.model.decode_resource import decode_pod_resource_claims
-
     return decode_pod_resource_claims(r, spec, status)
-
-
-def _time(r: _Reader, data: Mapping[str, Any], key: str, path: str) -> str | None:
-    # metav1.Time: RFC 3339 on the wire; YAML written by hand may leave it unquoted, which
-    # a YAML loader turns into a datetime.
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return value.isoformat()
-    if not isinstance(value, str):
-        r._type_error(_join(path, key), value, "RFC 3339 time")
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
-        r.errors.append(FieldError.invalid(_join(path, key), value, "expected an RFC 3339 time"))
-        return None
-    return value
 
 
 def _node(r: _Reader, doc: Mapping[str, Any]) -> Node:
@@ -1004,49 +545,64 @@ def decode_object(doc: Mapping[str, Any], source: str = "") -> KubeObject | None
                 source, [FieldError.not_supported("apiVersion", api_version, versions)]
             )
         return None
-    if kind == "PriorityClass":
-        from topospread.model.priorityclass import decode_priority_class
-
+    decoder = KINDS_BY_NAME[kind].decoder
+    if decoder is Decoder.PRIORITY_CLASS:
         return decode_priority_class(doc, source)
-    if kind in _STORAGE_KINDS:
-        from topospread.model.decode_storage import decode_storage_object
-
+    if decoder is Decoder.STORAGE:
         return decode_storage_object(doc, _describe(source, doc))
-    if (api_version, kind) in RESOURCE_KINDS:
-        from topospread.model.decode_resource import decode_resource_object
-
+    if decoder is Decoder.RESOURCE:
         return decode_resource_object(kind, doc, _describe(source, doc))
-    if kind == "PodDisruptionBudget":
-        budget = decode_workload(doc, source)
-        assert isinstance(budget, PodDisruptionBudget)
-        return budget
+    if decoder is Decoder.WORKLOAD:
+        workload = decode_workload(doc, source)
+        assert isinstance(workload, PodDisruptionBudget)
+        return workload
     r = _Reader()
-    obj: KubeObject
-    if kind == "Pod":
-        obj = _pod(r, doc)
-    elif kind == "Node":
-        obj = _node(r, doc)
-    elif kind == "Namespace":
-        obj = _namespace(r, doc)
-    elif kind == "LimitRange":
-        obj = _limit_range(r, doc)
-    elif kind == "RuntimeClass":
-        obj = _runtime_class(r, doc)
-    else:
-        meta = _meta(r, doc, namespaced=True)
-        spec = r.obj(doc, "spec", "") or {}
-        if kind == "Service":
-            obj = Service(meta, r.string_map(spec, "selector", "spec"))
-            r.objects(spec, "ports", "spec", lambda port, where: _service_port(r, port, where))
-        elif kind == "ReplicationController":
-            obj = ReplicationController(meta, r.string_map(spec, "selector", "spec"))
-        elif kind == "ReplicaSet":
-            obj = ReplicaSet(meta, _label_selector(r, spec, "selector", "spec"))
-        else:
-            obj = _stateful_set(r, meta, spec, _label_selector(r, spec, "selector", "spec"))
+    obj = _CORE_DECODERS[kind](r, doc)
     if r.errors:
         raise DecodeError(_describe(source, doc), r.errors)
     return obj
+
+
+def _service(r: _Reader, doc: Mapping[str, Any]) -> Service:
+    meta = _meta(r, doc, namespaced=True)
+    spec = r.obj(doc, "spec", "") or {}
+    service = Service(meta, r.string_map(spec, "selector", "spec"))
+    r.objects(spec, "ports", "spec", lambda port, where: _service_port(r, port, where))
+    return service
+
+
+def _replication_controller(r: _Reader, doc: Mapping[str, Any]) -> ReplicationController:
+    meta = _meta(r, doc, namespaced=True)
+    spec = r.obj(doc, "spec", "") or {}
+    return ReplicationController(meta, r.string_map(spec, "selector", "spec"))
+
+
+def _replica_set(r: _Reader, doc: Mapping[str, Any]) -> ReplicaSet:
+    # What the scheduler lists of it: the selector (decode_workload reads the rest).
+    meta = _meta(r, doc, namespaced=True)
+    spec = r.obj(doc, "spec", "") or {}
+    return ReplicaSet(meta, _label_selector(r, spec, "selector", "spec"))
+
+
+def _listed_stateful_set(r: _Reader, doc: Mapping[str, Any]) -> StatefulSet:
+    meta = _meta(r, doc, namespaced=True)
+    spec = r.obj(doc, "spec", "") or {}
+    return _stateful_set(r, meta, spec, _label_selector(r, spec, "selector", "spec"))
+
+
+_CORE_DECODERS: Final[Mapping[str, Callable[[_Reader, Mapping[str, Any]], KubeObject]]] = {
+    "Pod": _pod,
+    "Node": _node,
+    "Namespace": _namespace,
+    "LimitRange": _limit_range,
+    "RuntimeClass": _runtime_class,
+    "Service": _service,
+    "ReplicationController": _replication_controller,
+    "ReplicaSet": _replica_set,
+    "StatefulSet": _listed_stateful_set,
+}
+"""The decoder of each kind the table (:data:`~topospread.model.kinds.KINDS`) gives to
+:data:`~topospread.model.kinds.Decoder.CORE`: this module's own."""
 
 
 _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")

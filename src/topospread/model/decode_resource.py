@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from topospread.errors import DecodeError, FieldError
-from topospread.model.decode import (
+from topospread.model.decode_reader import (
     _join,
     _meta,
     _node_selector_term,

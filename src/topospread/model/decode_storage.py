@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from topospread.errors import DecodeError, FieldError
-from topospread.model.decode import (
+from topospread.model.decode_reader import (
     _claim_spec,
     _csi_source,
     _in_tree_source,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from topospread.model.kinds import KINDS, Decoder
 from topospread.model.objects import NodeSelector, ObjectMeta
 from topospread.model.quantity import Quantity
 
@@ -42,13 +43,10 @@ __all__ = [
 
 API_VERSION: Final = "resource.k8s.io/v1"
 RESOURCE_KINDS: Final[Mapping[tuple[str, str], str]] = {
-    (API_VERSION, "ResourceClaim"): "ResourceClaim",
-    (API_VERSION, "ResourceClaimTemplate"): "ResourceClaimTemplate",
-    (API_VERSION, "DeviceClass"): "DeviceClass",
-    (API_VERSION, "ResourceSlice"): "ResourceSlice",
-    (API_VERSION, "DeviceTaintRule"): "DeviceTaintRule",
+    (k.api_version, k.kind): k.kind for k in KINDS if k.decoder is Decoder.RESOURCE
 }
-"""The kinds read, each in its one version (``resource.k8s.io/v1`` only)."""
+"""The kinds read, each in its one version (``resource.k8s.io/v1`` only): the rows of
+:data:`topospread.model.kinds.KINDS` that :mod:`~topospread.model.decode_resource` decodes."""
 
 ALLOCATION_MODE_EXACT_COUNT: Final = "ExactCount"
 ALLOCATION_MODE_ALL: Final = "All"

@@ -27,22 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-from topospread.client.source import (
-    DEVICE_CLASSES,
-    DEVICE_TAINT_RULES,
-    NAMESPACES,
-    NODES,
-    POD_DISRUPTION_BUDGETS,
-    PODS,
-    REPLICA_SETS,
-    REPLICATION_CONTROLLERS,
-    RESOURCE_CLAIMS,
-    RESOURCE_SLICES,
-    SERVICES,
-    STATEFUL_SETS,
-    STORAGE_RESOURCES,
-    Resource,
-)
+from topospread.client.source import NODES, PODS, RESOURCES, Resource
 from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
 from topospread.errors import ClusterError
 from topospread.framework.features import Features
@@ -50,6 +35,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code
+from topospread.model.kinds import KINDS
 from topospread.model.objects import Node, Pod
 from topospread.plugins.dynamicresources import resolve_claims
 from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
@@ -92,23 +78,10 @@ __all__ = ["INFORMER_RESOURCES", "Scheduler"]
 
 log = logging.getLogger("topospread.scheduler")
 
-INFORMER_RESOURCES: Final = (
-    NODES,
-    PODS,
-    NAMESPACES,
-    SERVICES,
-    REPLICATION_CONTROLLERS,
-    REPLICA_SETS,
-    STATEFUL_SETS,
-    POD_DISRUPTION_BUDGETS,
-    *STORAGE_RESOURCES,
-    RESOURCE_CLAIMS,
-    DEVICE_CLASSES,
-    RESOURCE_SLICES,
-    DEVICE_TAINT_RULES,
-)
-"""What the scheduler watches: the informers of kube-scheduler that topospread models
-(DeviceTaintRules only to refuse the pods whose devices they may taint)."""
+INFORMER_RESOURCES: Final = tuple(RESOURCES[k.kind] for k in KINDS if k.watched)
+"""What the scheduler watches, the table's watched rows (:data:`topospread.model.kinds.KINDS`):
+the informers of kube-scheduler that topospread models (DeviceTaintRules only to refuse the
+pods whose devices they may taint)."""
 
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 """The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""

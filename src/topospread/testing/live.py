@@ -14,40 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from topospread.client.config import Connection
-from topospread.client.source import LIMIT_RANGES, RUNTIME_CLASSES, Resource
+from topospread.client.source import RESOURCES, Resource
 from topospread.client.transport import Request, raise_for_status
 
 __all__ = ["Kube", "node", "pod"]
 
-_RESOURCES = {
-    "Node": Resource("", "v1", "nodes", "Node", namespaced=False),
-    "Namespace": Resource("", "v1", "namespaces", "Namespace", namespaced=False),
-    "Pod": Resource("", "v1", "pods", "Pod"),
-    "Service": Resource("", "v1", "services", "Service"),
-    "Deployment": Resource("apps", "v1", "deployments", "Deployment"),
-    "ReplicaSet": Resource("apps", "v1", "replicasets", "ReplicaSet"),
-    "PodDisruptionBudget": Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+_RESOURCES: dict[str, Resource] = {
+    **RESOURCES,
+    # What only the tests write or read: their own service accounts and tokens, published
+    # scheduler configurations, and RBAC for the least-privilege tests.
     "ServiceAccount": Resource("", "v1", "serviceaccounts", "ServiceAccount"),
-    "LimitRange": LIMIT_RANGES,
     "ConfigMap": Resource("", "v1", "configmaps", "ConfigMap"),
-    "RuntimeClass": RUNTIME_CLASSES,
-    "PersistentVolume": Resource(
-        "", "v1", "persistentvolumes", "PersistentVolume", namespaced=False
-    ),
-    "PersistentVolumeClaim": Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
-    "StorageClass": Resource(
-        "storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False
-    ),
-    "ResourceClaim": Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim"),
-    "ResourceClaimTemplate": Resource(
-        "resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"
-    ),
-    "DeviceClass": Resource(
-        "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False
-    ),
-    "ResourceSlice": Resource(
-        "resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False
-    ),
     "ClusterRole": Resource(
         "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False
     ),
@@ -59,6 +36,7 @@ _RESOURCES = {
         namespaced=False,
     ),
 }
+"""Every kind of the table (:data:`topospread.model.kinds.KINDS`) and the tests' own."""
 
 
 @dataclass

@@ -53,7 +53,8 @@ from topospread.framework.config.types import (
     UtilizationShapePoint,
 )
 from topospread.framework.config.validation import score_weight_problems, validate_configuration
-from topospread.model.decode import _constraint, _join, _node_selector_term, _Reader
+from topospread.model.decode import _constraint
+from topospread.model.decode_reader import _join, _node_selector_term, _Reader
 from topospread.model.objects import NodeAffinity, NodeSelector, PreferredSchedulingTerm
 
 __all__ = ["decode_configuration", "default_configuration"]
