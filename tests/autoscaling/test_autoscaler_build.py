@@ -1,8 +1,9 @@
-"""The autoscaler's pins and its launcher without real binaries."""
+"""The autoscaler's pins, its build script, and its launcher when a process fails."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,10 +12,12 @@ import pytest
 from topospread.testing.autoscaler import (
     KARPENTER_VERSION,
     KWOK_VERSION,
+    Autoscaler,
     AutoscalerUnavailable,
     autoscaler_dir,
     find_autoscaler,
 )
+from topospread.testing.controlplane import ControlPlane, ControlPlaneError
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "autoscaler" / "build.sh"
@@ -86,3 +89,19 @@ def test_missing_files_are_named_with_the_command_that_builds_them(tmp_path: Pat
         r"build them with `bash autoscaler/build\.sh`",
     ):
         find_autoscaler(tmp_path)
+
+
+def test_a_kwok_that_dies_at_start_is_reported_with_its_log_and_nothing_is_left_running(
+    control_plane_binaries: Path, autoscaler_files: Path, tmp_path: Path
+) -> None:
+    fake = tmp_path / "build"
+    shutil.copytree(autoscaler_files, fake, symlinks=True, ignore=lambda d, names: ["kwok"])
+    (fake / "kwok").write_text(
+        "#!/bin/sh\necho 'fatal: no stages found' >&2\nexit 3\n", encoding="utf-8"
+    )
+    (fake / "kwok").chmod(0o755)
+    with ControlPlane(control_plane_binaries, controller_manager=False) as plane:
+        autoscaler = Autoscaler(plane, fake)
+        with pytest.raises(ControlPlaneError, match=r"kwok exited with status 3(.|\n)*no stages"):
+            autoscaler.start()
+        assert autoscaler.pids == {}

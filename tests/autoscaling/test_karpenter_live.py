@@ -357,10 +357,10 @@ def test_a_second_batch_fills_the_existing_nodes_first_then_gets_one_node_per_zo
     )
     # Hold the pool at its limit while 6 more replicas come: kube-scheduler puts what fits
     # on the existing nodes (one more each), the rest stays Pending for the capture.
-    karpenter.api.patch("NodePool", "default", {"spec": {"limits": {"cpu": "0"}}})
-    karpenter.api.patch("Deployment", "web", {"spec": {"replicas": 12}})
     room = _room_for_one_cpu_pods(karpenter.api)
     assert room == 3
+    karpenter.api.patch("NodePool", "default", {"spec": {"limits": {"cpu": "0"}}})
+    karpenter.api.patch("Deployment", "web", {"spec": {"replicas": 12}})
 
     done = scale_up(
         karpenter,

@@ -53,15 +53,21 @@ from topospread.testing.controlplane import (
 
 __all__ = [
     "CRD_FILES",
+    "HOSTNAME_LABEL",
     "KARPENTER_VERSION",
     "KWOK_VERSION",
     "STAGE_FILES",
+    "ZONE_LABEL",
     "Api",
     "Autoscaler",
     "AutoscalerUnavailable",
+    "Claim",
     "autoscaler_dir",
+    "claims",
     "find_autoscaler",
     "node_pool",
+    "placements",
+    "snapshot",
     "wait_for",
 ]
 
