@@ -18,6 +18,7 @@ control plane's) binds the pods; Karpenter only creates capacity and nominates.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -27,7 +28,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -252,33 +253,35 @@ class _Process:
     log_handle: IO[bytes]
 
 
-@dataclass
 class Autoscaler:
     """kwok + Karpenter's KWOK provider against ``plane``, which must be running (with
     kube-scheduler, and kube-controller-manager for Deployments). :meth:`start` applies the
     CRDs, starts both and creates the KWOKNodeClass; it returns when both answer their
-    health checks and the node class is Ready. :meth:`stop` ends both by PID."""
+    health checks and the node class is Ready. :meth:`stop` (also run at interpreter exit)
+    ends both by PID."""
 
-    plane: ControlPlane
-    directory: Path | None = None
-    batch_idle_seconds: float = 0.5
-    """Karpenter's BATCH_IDLE_DURATION (upstream default 1 s): a batch of pending pods ends
-    when no new one has come for this long."""
-    batch_max_seconds: float = 2.0
-    """Karpenter's BATCH_MAX_DURATION (upstream default 10 s): the longest a batch waits."""
-    ready_timeout: float = 60.0
-    _processes: list[_Process] = field(default_factory=list)
-    _api: Api | None = None
-
-    def __post_init__(self) -> None:
-        self.directory = find_autoscaler(self.directory)
+    def __init__(
+        self,
+        plane: ControlPlane,
+        directory: Path | None = None,
+        *,
+        batch_idle_seconds: float = 0.5,
+        batch_max_seconds: float = 2.0,
+        ready_timeout: float = 60.0,
+    ) -> None:
+        self.plane = plane
+        self.files = find_autoscaler(directory)
+        """The build directory: binaries, ``crds/``, ``stages/``, ``instance_types.json``."""
+        self.batch_idle_seconds = batch_idle_seconds
+        """Karpenter's BATCH_IDLE_DURATION (upstream default 1 s): a batch of pending pods
+        ends when no new one has come for this long."""
+        self.batch_max_seconds = batch_max_seconds
+        """Karpenter's BATCH_MAX_DURATION (upstream default 10 s): the longest a batch waits."""
+        self.ready_timeout = ready_timeout
+        self._processes: list[_Process] = []
+        self._api: Api | None = None
 
     # -- public surface --------------------------------------------------------------------
-
-    @property
-    def files(self) -> Path:
-        assert self.directory is not None
-        return self.directory
 
     @property
     def instance_types_file(self) -> Path:
@@ -315,6 +318,7 @@ class Autoscaler:
         if self._processes:
             raise ControlPlaneError("the autoscaler is already running")
         self._api = Api(connect(self.plane.admin_kubeconfig))
+        atexit.register(self.stop)
         try:
             deadline = time.monotonic() + self.ready_timeout
             # Karpenter's readiness check fails until its CRDs are served.
@@ -358,6 +362,7 @@ class Autoscaler:
         if self._api is not None:
             self._api.connection.close()
             self._api = None
+        atexit.unregister(self.stop)
 
     # -- the pieces -------------------------------------------------------------------------
 
