@@ -4,7 +4,7 @@
 # the control plane (upstream etcd and Kubernetes servers, likewise) that the live tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[cli,test,lint]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[cli,test,lint,ray]'
 # Headless chromium for the HTML report's browser test (tests/cli/test_simulate_html.py).
 if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -26,10 +26,16 @@ from topospread.cli.live import (
 )
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_explain import render_explanation, render_scale_up
-from topospread.cli.render_html import html_target_problem, render_html, write_html
-from topospread.cli.render_simulate import render_simulation
+from topospread.cli.render_html import (
+    html_target_problem,
+    render_html,
+    render_sweep_html,
+    write_html,
+)
+from topospread.cli.render_simulate import render_simulation, render_sweep
 from topospread.engine.autoscale import AUTOSCALERS, EXPANDERS, ScaleUp, plan_scale_up
 from topospread.engine.explain import Explanation, explain
+from topospread.engine.sim.scenario import Scenario
 from topospread.engine.sim.simulator import SimProgress, simulate
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 from topospread.io import load_cluster, load_configuration, load_pod
@@ -286,6 +292,27 @@ def examples_command() -> None:
     help="Start from the live cluster of the kubeconfig context (read-only), with the "
     "SCENARIO's steps if one is given.",
 )
+@click.option(
+    "--runs",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Run the scenario N times over random tie-breaks (seeds --seed..): distributions.",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    help="Local worker processes for --runs [default: every core].",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    metavar="ADDRESS",
+    help="Run the --runs on a Ray cluster (host:port, ray://..., or local); "
+    "pip install 'topospread[ray]'.",
+)
 @kubeconfig_options
 @_reports_errors
 def simulate_command(
@@ -296,10 +323,19 @@ def simulate_command(
     html_path: Path | None,
     list_only: bool,
     from_cluster: bool,
+    runs: int,
+    workers: int | None,
+    ray_address: str | None,
     kubeconfig: Path | None,
     context: str | None,
 ) -> None:
     """Run a what-if SCENARIO (a file, or a bundled name; default: the story)."""
+    if runs < 1:
+        raise InputError("", message=f"--runs {runs}: must be at least 1")
+    if workers is not None and workers < 1:
+        raise InputError("", message=f"--workers {workers}: must be at least 1")
+    if (workers is not None or ray_address is not None) and runs == 1:
+        raise click.UsageError("--workers and --ray go with --runs N (N > 1)")
     if (kubeconfig is not None or context is not None) and not from_cluster:
         raise click.UsageError("--kubeconfig and --context go with --from-cluster")
     if list_only:
@@ -323,6 +359,9 @@ def simulate_command(
     if not console.is_terminal:
         # Piped or captured output: wide enough that the tables keep whole names.
         console = Console(highlight=False, soft_wrap=True, width=120)
+    if runs > 1:
+        _simulate_runs(parsed, runs, seed, workers, ray_address, output, html_path, console)
+        return
     progress_console = Console(stderr=True)
     if progress_console.is_terminal:
         from rich.progress import Progress
@@ -375,6 +414,50 @@ cli.add_command(rebalance_command)
 from topospread.cli.webhook_command import webhook_command  # noqa: E402
 
 cli.add_command(webhook_command)
+
+
+def _simulate_runs(
+    parsed: Scenario,
+    runs: int,
+    seed: int | None,
+    workers: int | None,
+    ray_address: str | None,
+    output: str,
+    html_path: Path | None,
+    console: Console,
+) -> None:
+    from topospread.execution import run_sweep
+
+    base = seed if seed is not None else (parsed.seed or 0)
+    progress_console = Console(stderr=True)
+    if progress_console.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=progress_console, transient=True) as bar:
+            task = bar.add_task(f"{runs} runs of {parsed.name}", total=runs)
+            report = run_sweep(
+                parsed,
+                runs,
+                base,
+                workers=workers,
+                ray_address=ray_address,
+                progress=lambda done, _total: bar.update(task, completed=done),
+            )
+    else:
+        report = run_sweep(parsed, runs, base, workers=workers, ray_address=ray_address)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    if html_path is not None:
+        try:
+            write_html(render_sweep_html(report, parsed), html_path)
+        except OSError as exc:
+            raise InputError(str(html_path), message=exc.strerror or "cannot write") from None
+        click.echo(f"wrote {html_path}", err=True)
+    if output == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        render_sweep(report, console)
+
 
 from topospread.cli.plan_command import plan_command  # noqa: E402
 

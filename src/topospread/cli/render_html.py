@@ -36,6 +36,7 @@ from topospread.engine.sim.result import (
     StepResult,
 )
 from topospread.engine.sim.scenario import Scenario, describe_action
+from topospread.engine.sim.sweep import SweepReport
 
 __all__ = ["html_target_problem", "render_html", "write_html"]
 
@@ -1130,3 +1131,38 @@ _SCRIPT = """
   render();
 })();
 """
+
+
+def render_sweep_html(report: SweepReport, scenario: Scenario | None = None) -> str:
+    """``simulate --runs N --html``: the distributions (a histogram per metric and step),
+    then the worst run's whole report."""
+    page = render_html(report.worst_result, scenario)
+    parts = [
+        '<section id="runs" aria-labelledby="runs-title">\n',
+        f'<h2 id="runs-title">{report.runs} runs (seeds {report.seed}–'
+        f"{report.seed + report.runs - 1}): distributions</h2>\n",
+        f"<p>Random tie-breaks per run; below it, the worst run (seed {report.worst.seed}: "
+        "most pods Pending, then the largest skew), step by step.</p>\n",
+    ]
+    for step in report.steps:
+        metrics = [("pods Pending", step.pending), ("evictions", step.evictions),
+                   ("seconds to settle", step.recover_seconds)]  # fmt: skip
+        metrics += [(f"skew {key}", d) for key, d in step.skew.items()]
+        metrics += [(f"nodes in pool {key}", d) for key, d in step.pools.items()]
+        parts.append(f"<h3>{_e(step.title)}</h3>\n")
+        for label, distribution in metrics:
+            low, high = distribution.interval
+            parts.append(
+                f'<table class="histogram"><caption>{_e(label)}: mean '
+                f"{distribution.mean:.2f} (95% CI {low:.2f}–{high:.2f})</caption>\n"
+                '<tr><th scope="col">value</th><th scope="col">runs</th></tr>\n'
+            )
+            for value, runs in distribution.histogram().items():
+                width = round(100 * runs / max(1, report.runs))
+                parts.append(
+                    f'<tr><td>{value}</td><td><span class="bar" style="display:inline-block;'
+                    f'background:#4a7ab5;height:0.8em;width:{width}%"></span> {runs}</td></tr>\n'
+                )
+            parts.append("</table>\n")
+    parts.append("</section>\n")
+    return page.replace('<main id="main">\n', '<main id="main">\n' + "".join(parts), 1)

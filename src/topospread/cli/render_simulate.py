@@ -7,6 +7,7 @@ supports them) tell ReplicaSets / revisions apart. Only reads the result model.
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from topospread.engine.sim.result import NodeLayout, SimulationResult, StepResult
+from topospread.engine.sim.sweep import SweepReport
 
 __all__ = ["MAX_NODES_PICTURED", "render_simulation"]
 
@@ -238,3 +240,37 @@ def _pending(step: StepResult, console: Console) -> None:
         )
     if len(step.pending) > len(shown):
         console.print(Text(f"  ... and {len(step.pending) - len(shown)} more pending pod(s)"))
+
+
+def render_sweep(report: SweepReport, console: Console) -> None:
+    """``simulate --runs N``: per step, each metric's distribution; then the worst run."""
+    console.print(
+        f"[bold]Scenario {report.scenario}[/bold]: {report.runs} runs, seeds "
+        f"{report.seed}..{report.seed + report.runs - 1} (random tie-breaks)"
+    )
+    for step in report.steps:
+        table = Table(title=step.title, title_justify="left", show_edge=False)
+        for column in ("metric", "min", "median", "mean [95% CI]", "max", "histogram"):
+            table.add_column(column)
+        rows = [("pods Pending", step.pending), ("evictions", step.evictions),
+                ("seconds to settle", step.recover_seconds)]  # fmt: skip
+        rows += [(f"skew {key}", d) for key, d in step.skew.items()]
+        rows += [(f"nodes {key}", d) for key, d in step.pools.items()]
+        for label, d in rows:
+            low, high = d.interval
+            values = d.values or (0,)
+            histogram = " ".join(f"{v}×{n}" for v, n in d.histogram().items())
+            table.add_row(
+                label,
+                str(min(values)),
+                f"{statistics.median(values):g}",
+                f"{d.mean:.2f} [{low:.2f}, {high:.2f}]",
+                str(max(values)),
+                histogram,
+            )
+        console.print(table)
+    console.print(
+        f"\n[bold]The worst run[/bold] (seed {report.worst.seed}: most pods Pending, then "
+        "the largest skew), step by step:\n"
+    )
+    render_simulation(report.worst_result, console)
