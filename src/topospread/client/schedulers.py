@@ -38,6 +38,7 @@ from topospread.errors import ClusterError, Forbidden, TopospreadError
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import Profile, SchedulerConfiguration
 from topospread.io.loader import parse_documents
+from topospread.plugins.registry import args_decoders
 
 __all__ = [
     "CONFIG_MAPS",
@@ -122,7 +123,7 @@ def _decode(item: dict[str, Any]) -> SchedulerConfiguration:
     documents = [d for d in parse_documents(text.encode(), source) if d is not None]
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise ClusterError(f"{source}: expected one KubeSchedulerConfiguration document")
-    return decode_configuration(documents[0], source)
+    return decode_configuration(documents[0], source, args_decoders=args_decoders())
 
 
 def _own_percentage(profile: Profile, configuration: SchedulerConfiguration) -> Profile:

@@ -28,7 +28,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.model.admission import admit_pod
 from topospread.model.objects import Pod
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 
 __all__ = ["Placement", "SequentialRun", "schedule_sequentially"]
 
@@ -75,7 +75,7 @@ def schedule_sequentially(
     pods = [admit_pod(pod, cluster.admission) for pod in pods]
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
-    plugins = registry if registry is not None else in_tree_registry()
+    plugins = registry if registry is not None else plugin_registry()
     frameworks = {
         profile.scheduler_name: Framework(profile, plugins, handle, features)
         for profile in configuration.profiles

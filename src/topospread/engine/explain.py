@@ -39,7 +39,7 @@ from topospread.plugins.podtopologyspread.filtering import (
     get_pre_filter_state,
 )
 from topospread.plugins.podtopologyspread.scoring import PreScoreState, get_pre_score_state
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 
 __all__ = [
     "TIE_BREAKS",
@@ -269,7 +269,7 @@ def explain(
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
     framework = Framework(
-        profile, registry if registry is not None else in_tree_registry(), handle, features
+        profile, registry if registry is not None else plugin_registry(), handle, features
     )
     add_nominated_pods(framework, cluster, configuration)
     unsupported = _unsupported_reasons(pod, cluster, set(framework.plugins_at("filter")))

@@ -65,7 +65,7 @@ from topospread.model.objects import (
 )
 from topospread.model.pools import NodePool
 from topospread.model.resources import pod_request_amounts
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 
 __all__ = ["PlanResult", "PoolCount", "Workloads", "parse_survive", "plan_capacity"]
 
@@ -218,7 +218,7 @@ class _World:
         self.nodes = list(nodes)
         self.snapshot = Snapshot(tuple(nodes), tuple(pods))
         handle = Handle(self.snapshot, self.cluster.objects, self.configuration.parallelism)
-        registry = in_tree_registry()
+        registry = plugin_registry()
         self.frameworks = {
             p.scheduler_name: Framework(p, registry, handle) for p in self.configuration.profiles
         }

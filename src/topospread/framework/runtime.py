@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from topospread.errors import ConfigError, FieldError
+from topospread.framework.config.args import ArgsDecoder, ArgsError
 from topospread.framework.config.types import IN_TREE_PLUGINS, Plugins, PluginSet, Profile
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
@@ -48,11 +49,35 @@ __all__ = [
     "Framework",
     "NodePluginScores",
     "PluginFactory",
+    "PluginFactoryWithArgs",
     "PreFilterOutcome",
 ]
 
 PluginFactory = Callable[[object | None, Handle, Features], Plugin]
 """Builds a plugin from its (decoded, defaulted, validated) args."""
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFactoryWithArgs:
+    """A plugin factory that decodes its own ``pluginConfig`` args: what a plugin from
+    another distribution registers (kube-scheduler: a factory plus an args kind in the
+    scheme). ``decode_configuration`` calls :attr:`decode_args` when it is given the
+    registry's decoders; args that reach the factory undecoded (a mapping, from a caller
+    that decoded without them) are decoded here, so the plugin always gets typed args."""
+
+    new: Callable[[Any, Handle, Features], Plugin]
+    """Builds the plugin from its typed args (``decode_args({})`` when none were given)."""
+    decode_args: ArgsDecoder
+    """Decodes, defaults and validates the args strictly (:mod:`.config.args`)."""
+
+    def __call__(self, args: object | None, handle: Handle, features: Features) -> Plugin:
+        if args is None or isinstance(args, Mapping):
+            try:
+                args = self.decode_args(args or {})
+            except ArgsError as exc:
+                raise ConfigError("", [*exc.unknown_messages(), *exc.errors]) from None
+        return self.new(args, handle, features)
+
 
 EXTENSION_POINTS: tuple[str, ...] = (
     "pre_filter",

@@ -366,7 +366,11 @@ def load_configuration(path: Path | str | None) -> SchedulerConfiguration:
     documents = [d for d in load_documents(path) if d is not None]
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise InputError(source, message="expected one KubeSchedulerConfiguration document")
-    configuration = decode_configuration(documents[0], source)
+    # The installed plugins' args kinds decode their pluginConfig strictly; imported
+    # here, as the check below, so that commands given no configuration never load them.
+    from topospread.plugins.registry import args_decoders
+
+    configuration = decode_configuration(documents[0], source, args_decoders=args_decoders())
     _check_plugins_exist(configuration, source)
     return configuration
 
@@ -375,9 +379,14 @@ def _check_plugins_exist(configuration: SchedulerConfiguration, source: str) -> 
     # frameworkImpl.NewFramework refuses a plugin name it has no factory for; checked here
     # so that the message names the configuration file.
     from topospread.framework.config.types import IN_TREE_PLUGINS
-    from topospread.plugins.registry import in_tree_registry
+    from topospread.plugins.registry import refused_plugins, registry
 
-    registry = in_tree_registry()
+    plugins = registry()
+    # A refused entry point is why its plugin does not exist: said beside the error.
+    refused = {
+        line.split(" = ", 1)[0].removeprefix("plugin entry point "): line
+        for line in refused_plugins()
+    }
     errors: list[FieldError | str] = []
     for profile in configuration.profiles:
         names = [
@@ -387,8 +396,9 @@ def _check_plugins_exist(configuration: SchedulerConfiguration, source: str) -> 
         ]
         errors.extend(
             f'profile "{profile.scheduler_name}": plugin "{name}" does not exist'
+            + (f" ({refused[name]})" if name in refused else "")
             for name in dict.fromkeys(names)
-            if name not in registry and name not in IN_TREE_PLUGINS
+            if name not in plugins and name not in IN_TREE_PLUGINS
         )
     if errors:
         raise ConfigError(source, errors)

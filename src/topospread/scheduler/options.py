@@ -21,6 +21,7 @@ from topospread.framework.config.decode import decode_configuration, default_con
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io.loader import load_documents
 from topospread.io.reader import display_name
+from topospread.plugins.registry import args_decoders
 
 __all__ = [
     "ClientConnection",
@@ -117,7 +118,7 @@ def options_from_document(
     doc: Mapping[str, Any], source: str, *, pod_max_in_unschedulable: float = 300.0
 ) -> SchedulerOptions:
     """Decode the configuration document; raises :class:`ConfigError` with every problem."""
-    configuration = decode_configuration(doc, source)
+    configuration = decode_configuration(doc, source, args_decoders=args_decoders())
     errors: list[FieldError] = []
     le = _section(doc, "leaderElection", errors)
     path = "leaderElection"

@@ -41,7 +41,7 @@ from topospread.plugins.dynamicresources import resolve_claims
 from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
 from topospread.plugins.dynamicresources.allocation import NodeSelectorError
 from topospread.plugins.dynamicresources.allocator import AllocationError
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 from topospread.scheduler.api import (
     EventRecorder,
     bind_pod,
@@ -133,7 +133,7 @@ class Scheduler:
         self.options = options
         self.configuration = options.configuration
         self.metrics = metrics or SchedulerMetrics()
-        self.registry = dict(registry) if registry is not None else in_tree_registry()
+        self.registry = dict(registry) if registry is not None else plugin_registry()
         self.features = features
         self.hostname = hostname or socket.gethostname()
         self.cache = SchedulerCache()

@@ -58,7 +58,7 @@ from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.podtopologyspread.common import Constraint, SelectorError
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 
 __all__ = [
     "AuditReport",
@@ -215,7 +215,7 @@ def _frameworks(
     configuration: SchedulerConfiguration, snapshot: Snapshot, cluster: Cluster, features: Features
 ) -> dict[str, Framework]:
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
-    registry = in_tree_registry()
+    registry = plugin_registry()
     return {
         p.scheduler_name: Framework(p, registry, handle, features) for p in configuration.profiles
     }

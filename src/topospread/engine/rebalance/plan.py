@@ -74,7 +74,7 @@ from topospread.model.workloads import CronJob, DaemonSet, Job, ManifestObject
 from topospread.plugins import names
 from topospread.plugins.podtopologyspread import PodTopologySpread
 from topospread.plugins.podtopologyspread.common import SelectorError
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 
 __all__ = [
     "ANNOTATION_MIRROR",
@@ -287,7 +287,7 @@ class _World:
             for p in w.pods:
                 self.workload_of[p.key] = w
         handle = Handle(Snapshot(self.nodes, ()), kube.objects, configuration.parallelism)
-        registry = in_tree_registry()
+        registry = plugin_registry()
         self.frameworks = {
             p.scheduler_name: Framework(p, registry, handle, features)
             for p in configuration.profiles

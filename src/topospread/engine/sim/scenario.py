@@ -96,6 +96,7 @@ from topospread.model.validation import (
     validate_pod_disruption_budget,
     validate_workload_spec,
 )
+from topospread.plugins.registry import args_decoders
 
 __all__ = [
     "API_VERSION",
@@ -1390,7 +1391,9 @@ def parse_scenario(document: object, source: str, load: Loader | None = None) ->
             documents = p.file_objects_raw(config_doc["file"], "schedulerConfig.file")
             config_doc = documents[0] if len(documents) == 1 else None
         if config_doc is not None:
-            configuration = decode_configuration(config_doc, f"{source}: schedulerConfig")
+            configuration = decode_configuration(
+                config_doc, f"{source}: schedulerConfig", args_decoders=args_decoders()
+            )
 
     objects: list[ScenarioObject] = []
     cluster = p.mapping(doc.get("cluster") or {}, "cluster") or {}

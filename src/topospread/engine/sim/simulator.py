@@ -102,7 +102,7 @@ from topospread.model.storage import (
 )
 from topospread.model.taints import toleration_tolerates_taint
 from topospread.plugins import names
-from topospread.plugins.registry import in_tree_registry
+from topospread.plugins.registry import registry as plugin_registry
 
 from .autoscaler import Autoscaler
 from .controllers import (
@@ -217,7 +217,7 @@ class Simulator:
         self.seed = seed
         self.tie_break = tie_break
         self.features = features
-        self.registry = dict(registry) if registry is not None else in_tree_registry()
+        self.registry = dict(registry) if registry is not None else plugin_registry()
         self.max_events_per_step = max_events_per_step
         self.configuration = scenario.configuration
         self.now = 0

@@ -10,7 +10,9 @@ raised together as one :class:`~topospread.errors.ConfigError`.
 Args of ``PodTopologySpread``, ``NodeResourcesFit``, ``NodeAffinity`` and
 ``InterPodAffinity`` are decoded
 into typed values; args of the other in-tree plugins with an args kind are kept as
-defaulted dicts; args of any other plugin are kept as given.
+defaulted dicts. Args of a plugin from another distribution are decoded by its own
+decoder when the caller passes the registry's (``args_decoders``, see :mod:`.args`),
+strictly and with the same wording; args of any other plugin are kept as given.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from topospread.errors import ConfigError, FieldError
+from topospread.framework.config.args import ArgsDecoder, ArgsError, prefixed
 from topospread.framework.config.defaults import (
     ARGS_PLUGINS,
     DEFAULT_PARALLELISM,
@@ -209,7 +212,48 @@ def _inter_pod_affinity_args(
     )
 
 
-def _plugin_args(r: _Reader, name: str, args: Mapping[str, Any], path: str) -> object:
+@dataclass(slots=True)
+class _External:
+    """The decoders of the registered out-of-tree args kinds, and what they refused."""
+
+    decoders: Mapping[str, ArgsDecoder]
+    unknown: list[str]
+    """Unknown fields, in the strict codec's words (reported before anything else)."""
+    errors: list[FieldError]
+    """Every other problem, reported with validation's."""
+
+
+_NO_EXTERNAL: Final = _External({}, [], [])
+
+
+def _external_args(
+    ext: _External, name: str, decode: ArgsDecoder, args: Mapping[str, Any], path: str
+) -> object:
+    # A registered out-of-tree args kind: decoded strictly by the plugin, its problems
+    # worded as the strict codec (unknown fields) and validation (the rest) word them.
+    try:
+        return decode(args)
+    except ArgsError as exc:
+        entry = path.removesuffix(".args")
+        where = f"decoding .{entry}: " if entry != path else ""
+        ext.unknown.extend(
+            f"{where}decoding args for plugin {name}: {message}"
+            for message in exc.unknown_messages()
+        )
+        ext.errors.extend(prefixed(path, exc.errors))
+        return dict(args)
+
+
+def _plugin_args(
+    r: _Reader,
+    name: str,
+    args: Mapping[str, Any],
+    path: str,
+    ext: _External = _NO_EXTERNAL,
+) -> object:
+    decode = ext.decoders.get(name)
+    if decode is not None:
+        return _external_args(ext, name, decode, args, path)
     if name == "PodTopologySpread":
         return _pod_topology_spread_args(r, args, path)
     if name == "NodeResourcesFit":
@@ -224,10 +268,12 @@ def _plugin_args(r: _Reader, name: str, args: Mapping[str, Any], path: str) -> o
     return dict(args)
 
 
-def _plugin_config_entry(r: _Reader, item: Mapping[str, Any], path: str) -> tuple[str, object]:
+def _plugin_config_entry(
+    r: _Reader, item: Mapping[str, Any], path: str, ext: _External
+) -> tuple[str, object]:
     name = r.string(item, "name", path)
     args = r.obj(item, "args", path) or {}
-    return name, _plugin_args(r, name, args, _join(path, "args"))
+    return name, _plugin_args(r, name, args, _join(path, "args"), ext)
 
 
 def _extender(r: _Reader, data: Mapping[str, Any], path: str) -> Extender:
@@ -239,7 +285,7 @@ def _extender(r: _Reader, data: Mapping[str, Any], path: str) -> Extender:
     )
 
 
-def _raw_profile(r: _Reader, data: Mapping[str, Any], path: str) -> _RawProfile:
+def _raw_profile(r: _Reader, data: Mapping[str, Any], path: str, ext: _External) -> _RawProfile:
     plugins_raw = r.obj(data, "plugins", path)
     return _RawProfile(
         scheduler_name=r.opt_string(data, "schedulerName", path),
@@ -248,25 +294,25 @@ def _raw_profile(r: _Reader, data: Mapping[str, Any], path: str) -> _RawProfile:
         if plugins_raw is not None
         else None,
         plugin_config=r.objects(
-            data, "pluginConfig", path, lambda c, p: _plugin_config_entry(r, c, p)
+            data, "pluginConfig", path, lambda c, p: _plugin_config_entry(r, c, p, ext)
         ),
     )
 
 
 def _default_plugins_and_config(
-    raw: _RawProfile,
+    raw: _RawProfile, path: str, ext: _External
 ) -> tuple[Plugins, tuple[tuple[str, object], ...]]:
     # setDefaults_KubeSchedulerProfile: merge plugins, then append default args, by sorted
-    # name, for every enabled plugin with an args kind that has no entry yet.
+    # name, for every enabled plugin with an args kind in the scheme (in-tree, or
+    # registered by an out-of-tree plugin) that has no entry yet.
     plugins = merge_plugins(default_plugins(), raw.plugins)
     entries = list(raw.plugin_config)
     configured = {name for name, _ in entries}
     r = _Reader()
-    entries.extend(
-        (name, _plugin_args(r, name, {}, ""))
-        for name in plugins_names(plugins)
-        if name not in configured and name in ARGS_PLUGINS
-    )
+    for name in plugins_names(plugins):
+        if name not in configured and (name in ARGS_PLUGINS or name in ext.decoders):
+            where = _join(path, f"pluginConfig[{len(entries)}].args")
+            entries.append((name, _plugin_args(r, name, {}, where, ext)))
     return plugins, tuple(entries)
 
 
@@ -284,17 +330,18 @@ def _build(
     percentage: int | None,
     initial_backoff: int | None,
     max_backoff: int | None,
+    ext: _External = _NO_EXTERNAL,
 ) -> tuple[SchedulerConfiguration, list[tuple[tuple[str, object], ...]]]:
     if not raw_profiles:
         raw_profiles = (_RawProfile(None, None, None, ()),)
     profiles: list[Profile] = []
     entries: list[tuple[tuple[str, object], ...]] = []
-    for raw in raw_profiles:
+    for index, raw in enumerate(raw_profiles):
         # Only a lone profile gets the default name; validation requires the others'.
         name = raw.scheduler_name
         if name is None:
             name = DEFAULT_SCHEDULER_NAME if len(raw_profiles) == 1 else ""
-        plugins, profile_entries = _default_plugins_and_config(raw)
+        plugins, profile_entries = _default_plugins_and_config(raw, f"profiles[{index}]", ext)
         profiles.append(
             Profile(
                 scheduler_name=name,
@@ -320,13 +367,21 @@ def _build(
     return config, entries
 
 
-def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfiguration:
+def decode_configuration(
+    doc: Mapping[str, Any],
+    source: str,
+    *,
+    args_decoders: Mapping[str, ArgsDecoder] | None = None,
+) -> SchedulerConfiguration:
     """Decode, default and validate a ``kubescheduler.config.k8s.io/v1`` document.
 
     Raises :class:`ConfigError` naming ``source`` with every problem found: first the
-    wrong ``apiVersion``/``kind`` and badly typed fields; if there are none, every
-    validation error.
+    wrong ``apiVersion``/``kind``, unknown fields and badly typed fields; if there are
+    none, every validation error. ``args_decoders`` are the out-of-tree plugins' args
+    kinds (``topospread.plugins.registry.args_decoders()``); without them such args stay
+    as written and their plugin's factory decodes them.
     """
+    ext = _External(args_decoders or {}, [], [])
     if not isinstance(doc, Mapping):
         raise ConfigError(source, [f"expected a {KIND} object"])
     r = _Reader()
@@ -342,17 +397,23 @@ def decode_configuration(doc: Mapping[str, Any], source: str) -> SchedulerConfig
     unknown = strict_problems(doc)
     if unknown:
         raise ConfigError(source, unknown)
-    raw_profiles = r.objects(doc, "profiles", "", lambda p, path: _raw_profile(r, p, path))
+    raw_profiles = r.objects(doc, "profiles", "", lambda p, path: _raw_profile(r, p, path, ext))
     parallelism = r.integer(doc, "parallelism", "")
     percentage = r.integer(doc, "percentageOfNodesToScore", "")
     initial_backoff = r.integer(doc, "podInitialBackoffSeconds", "", bits=64)
     max_backoff = r.integer(doc, "podMaxBackoffSeconds", "", bits=64)
     extenders = r.objects(doc, "extenders", "", lambda e, path: _extender(r, e, path))
+    if ext.unknown:
+        raise ConfigError(source, ext.unknown)
     if r.errors:
         raise ConfigError(source, r.errors)
-    config, entries = _build(raw_profiles, parallelism, percentage, initial_backoff, max_backoff)
+    config, entries = _build(
+        raw_profiles, parallelism, percentage, initial_backoff, max_backoff, ext
+    )
+    if ext.unknown:
+        raise ConfigError(source, ext.unknown)
     config = replace(config, extenders=extenders)
-    errors = validate_configuration(config, entries)
+    errors = [*validate_configuration(config, entries), *ext.errors]
     if errors:
         raise ConfigError(source, errors)
     # kube-scheduler builds its profiles after validation; what that refuses is refused
