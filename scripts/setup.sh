@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[cli,test,lint,ray]'
+# The example plugin from outside the package (examples/plugins/ratio-spread): its entry
+# point is what tests/plugins/test_registry.py and the example's own tests load.
+python3 -m pip install --quiet --disable-pip-version-check --no-deps -e examples/plugins/ratio-spread
 # Headless chromium for the HTML report's browser test (tests/cli/test_simulate_html.py).
 if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
