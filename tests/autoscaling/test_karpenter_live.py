@@ -395,12 +395,6 @@ def test_a_pool_limited_to_two_zones_spreads_over_those_two_only(
     assert_predicted(prediction(done, pools), done)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="topospread's Karpenter plan checks each zone's candidate at the pool's largest "
-    "offering (256 CPU) against limits.cpu 1000 and drops the fourth zone; Karpenter drops "
-    "only the instance types that would breach the limit",
-)
 def test_a_pool_without_zones_spreads_over_every_zone_the_offerings_have(
     karpenter: Autoscaler, record: Record, prediction: Callable[..., dict[str, Any]]
 ) -> None:
@@ -443,13 +437,13 @@ def test_a_hostname_spread_gets_one_node_per_pod_from_karpenter_where_kube_sched
     for claim in done.claims:
         assert nodes[claim.node]["metadata"]["labels"][HOSTNAME_LABEL] == claim.name
         assert claim.node != claim.name
-    # kube-scheduler counts only the nodes that exist: on 3 nodes, 2/1/1 has skew 1, so 3
-    # nodes hold the 4 pods, and that is the scale-up topospread predicts. The zones of
-    # these claims are not compared: the spread leaves them free, and the KWOK provider
-    # draws one at random among the cheapest offerings.
+    # kube-scheduler alone would accept 3 nodes (2/1/1 has skew 1 over the nodes that
+    # exist); topospread's Karpenter mode applies Karpenter's rule and predicts 4 nodes of
+    # one pod. The zones of these claims are not compared: the spread leaves them free,
+    # and the KWOK provider draws one at random among the cheapest offerings.
     scale = prediction(done, pools)
-    assert scale["nodes"] == 3
-    assert sorted(len(n["pods"]) for n in scale["newNodes"]) == [1, 1, 2]
+    assert scale["nodes"] == 4
+    assert sorted(len(n["pods"]) for n in scale["newNodes"]) == [1, 1, 1, 1]
 
 
 def test_min_domains_beyond_the_pools_zones_caps_each_zone_at_max_skew(

@@ -42,6 +42,7 @@ from typing import Final
 
 from topospread.engine.cluster import Cluster
 from topospread.engine.explain import Explanation, explain
+from topospread.engine.sim.controllers import selector_matches
 from topospread.errors import InputError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.model.admission import admit_pod
@@ -292,13 +293,17 @@ def _plan(
         blocked: list[str] = []
         for index in pool_indexes:
             pool = plan.pools[index]
-            for template in _candidate_templates(pool, karpenter):
-                problem = plan.room(pool, template)
-                if problem is None:
-                    candidates.append(plan.candidate(index, template, len(candidates)))
+            for group in _candidate_groups(pool, karpenter):
+                # Karpenter leaves out the offerings that would breach the NodePool's limits
+                # and keeps the rest (the largest that fits stands for the group).
+                fitting = [t for t in group if plan.room(pool, t) is None]
+                if fitting:
+                    candidates.append(plan.candidate(index, fitting[0], len(candidates)))
                 else:
+                    problem = plan.room(pool, group[-1]) or ""
                     blocked.append(f"pool {pool.name}: {problem}" if karpenter else problem)
-                    break
+                    if not karpenter:
+                        break
         if not candidates:
             if karpenter:
                 today = plan.explain(pod)
@@ -314,7 +319,14 @@ def _plan(
             # Karpenter counts a NodePool's zones as domains before any node is there
             # (the candidates make them domains here), and uses capacity that exists or
             # is planned before it plans more.
-            real = {n.name for n in (*plan.cluster.nodes, *plan.new)}
+            # For a hostname spread Karpenter takes the global minimum as 0 (a new node is
+            # always possible: topologygroup.go's domainMinCount), so no node gets more than
+            # maxSkew matching pods.
+            real = {
+                n.name
+                for n in (*plan.cluster.nodes, *plan.new)
+                if _under_hostname_skew(plan, pod, n.name)
+            }
             existing = _best_new(result, real)
             if existing is not None:
                 plan.place(pod, existing)
@@ -329,22 +341,37 @@ def _plan(
     return why_not
 
 
-def _candidate_templates(pool: NodePool, karpenter: bool) -> list[Node]:
+def _candidate_groups(pool: NodePool, karpenter: bool) -> list[list[Node]]:
+    """Candidate shapes, in groups of which one node may be planned: a template pool's
+    templates one by one; a Karpenter pool's offerings per zone and capacity type, largest
+    first, so that the planned node can take what the largest instance type within the
+    limits could (the cheapest fitting one is chosen at the end)."""
     if not karpenter:
-        return list(pool.templates)
-    # One candidate per zone and capacity type: the largest offering there, so that the
-    # planned node can take what the largest instance type could (the cheapest fitting
-    # one is chosen at the end).
-    largest: dict[tuple[str, str], Node] = {}
+        return [[t] for t in pool.templates]
+    groups: dict[tuple[str, str], list[Node]] = {}
     for template in pool.templates:
         key = (
             template.labels.get(LABEL_TOPOLOGY_ZONE, ""),
             template.labels.get("karpenter.sh/capacity-type", ""),
         )
-        current = largest.get(key)
-        if current is None or _capacity(template) > _capacity(current):
-            largest[key] = template
-    return list(largest.values())
+        groups.setdefault(key, []).append(template)
+    return [sorted(g, key=_capacity, reverse=True) for g in groups.values()]
+
+
+def _under_hostname_skew(plan: _Plan, pod: Pod, node: str) -> bool:
+    for c in pod.topology_spread_constraints:
+        if c.topology_key != LABEL_HOSTNAME or c.when_unsatisfiable != "DoNotSchedule":
+            continue
+        matching = sum(
+            1
+            for p in (*plan.cluster.pods, *plan.placed)
+            if p.node_name == node
+            and p.namespace == pod.namespace
+            and selector_matches(c.label_selector, p.labels)
+        )
+        if matching + 1 > c.max_skew:
+            return False
+    return True
 
 
 def _capacity(node: Node) -> tuple[Fraction, Fraction]:
