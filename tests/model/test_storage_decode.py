@@ -311,5 +311,10 @@ def test_objects_read_from_a_cluster_are_decoded_but_not_validated_again() -> No
     }
     objects, _ = decode_objects([stored], "server", admitted=True)
     assert isinstance(objects[0], StorageClass)
+    # A file's object with a uid was read back from a server too: decoded as stored.
+    objects, _ = decode_objects([stored], "file.yaml")
+    assert isinstance(objects[0], StorageClass)
+    # Without a uid it is a manifest: validated as a create.
+    manifest = {**stored, "metadata": {"name": "legacy"}}
     with pytest.raises(InputError, match="provisioner: Invalid value"):
-        decode_objects([stored], "file.yaml")
+        decode_objects([manifest], "file.yaml")
