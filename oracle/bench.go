@@ -382,9 +382,9 @@ func peakRSSMiB() float64 {
 
 // schedulePod mirrors Scheduler.schedulePod (pkg/scheduler/schedule_one.go)
 // without extenders and without the nominated-node / batching-hint shortcut.
-// Ties for the best total score go to the first node in the feasible list,
-// which at parallelism 1 is the order the search visited the nodes in;
-// upstream picks one of them at random.
+// The node is upstream's own choice: framework.NewSortedScoredNodes over the scores in
+// feasible order (at parallelism 1, the order the search visited the nodes in), then
+// Pop. Without extenders no Randomizer is set, so equal totals go by the heap's order.
 func (s *benchScheduler) schedulePod(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (string, error) {
 	if s.snapshot.NumNodesInPlacement() == 0 {
 		return "", scheduler.ErrNoNodesAvailable
@@ -404,13 +404,7 @@ func (s *benchScheduler) schedulePod(ctx context.Context, state fwk.CycleState, 
 	if err != nil {
 		return "", err
 	}
-	best := 0
-	for k := range scores {
-		if scores[k].TotalScore > scores[best].TotalScore {
-			best = k
-		}
-	}
-	return scores[best].Name, nil
+	return framework.NewSortedScoredNodes(scores).Pop().Name, nil
 }
 
 // postFilter mirrors the failure path of Scheduler.schedulingAlgorithm: after a

@@ -626,14 +626,18 @@ func runCycle(ctx context.Context, fw framework.Framework, snapshot *internalcac
 			best = t
 		}
 	}
+	scored := make([]fwk.NodePluginScores, len(feasible))
 	for k, i := range feasible {
 		t := totals[k]
 		res.Nodes[i].TotalScore = &t
 		if t == best {
 			res.TiedNodes = append(res.TiedNodes, inputNodes[i].Name)
 		}
+		scored[k] = fwk.NodePluginScores{Name: inputNodes[i].Name, TotalScore: t}
 	}
-	res.SelectedNode = strPtr(res.TiedNodes[0])
+	// Upstream's own choice over the scores in (input) order: NewSortedScoredNodes, Pop.
+	// Without extenders no Randomizer is set, so equal totals go by the heap's order.
+	res.SelectedNode = strPtr(framework.NewSortedScoredNodes(scored).Pop().Name)
 }
 
 // runPostFilter mirrors schedulingAlgorithm after a FitError: RunPostFilterPlugins with

@@ -19,8 +19,8 @@ import (
 type SampledResult struct {
 	// Feasible: the feasible nodes the search found, in the order it found them.
 	Feasible []string `json:"feasible"`
-	// SelectedNode: the first best-scored node of Feasible (upstream: one of TiedNodes
-	// at random); null when none fits.
+	// SelectedNode: upstream's choice, framework.NewSortedScoredNodes over the scores in
+	// Feasible order, then Pop; null when none fits.
 	SelectedNode *string `json:"selectedNode"`
 	// TiedNodes: the feasible nodes with the best total score, in Feasible order.
 	TiedNodes []string `json:"tiedNodes"`
@@ -99,6 +99,6 @@ func runSampled(ctx context.Context, cluster *Cluster, nominator *podNominator, 
 			out.TiedNodes = append(out.TiedNodes, s.Name)
 		}
 	}
-	out.SelectedNode = strPtr(out.TiedNodes[0])
+	out.SelectedNode = strPtr(framework.NewSortedScoredNodes(scores).Pop().Name)
 	return out, nil
 }

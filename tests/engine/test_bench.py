@@ -25,16 +25,17 @@ def _nodes(count: int):
     ]
 
 
-def test_ties_go_to_the_first_node_visited_and_pods_are_assumed() -> None:
-    # Identical nodes: the least loaded nodes tie; the first visited wins, so the pods
-    # fill the nodes in snapshot order (the search starts at 0 and visits all 4 nodes).
+def test_ties_go_as_upstreams_score_heap_pops_them_and_pods_are_assumed() -> None:
+    # Identical nodes: the least loaded nodes tie; kube-scheduler takes the node its score
+    # heap pops over them in visit order (the search starts at 0 and visits all 4 nodes):
+    # with n0 and n1 loaded, the heap of totals [lower, lower, top, top] pops n3, not n2.
     cluster = Cluster(nodes=tuple(_nodes(4)))
     pods = [make_pod().name(f"p{i}").requests(cpu="100m", memory="500Mi").obj() for i in range(6)]
     ticks = itertools.count()
     run = schedule_sequentially(
         cluster, pods, default_configuration(), clock=lambda: float(next(ticks))
     )
-    assert [p.node for p in run.placements] == ["n0", "n1", "n2", "n3", "n0", "n1"]
+    assert [p.node for p in run.placements] == ["n0", "n1", "n3", "n2", "n0", "n1"]
     assert run.scheduled == 6
     assert run.seconds == 1.0  # the clock is read before and after the loop only
     assert run.placements[0].line() == "default/p0\tn0\t"

@@ -112,8 +112,8 @@ def cli() -> None:
     type=click.Choice(["first", "random"]),
     default="first",
     show_default=True,
-    help="Among equally scored nodes: the first in node order, or one drawn with --seed "
-    "(kube-scheduler draws at random).",
+    help="Among equally scored nodes: kube-scheduler's score heap over the nodes in input "
+    "order (first), or one drawn with --seed (random).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="RNG seed for random ties.")
 @click.option(

@@ -24,6 +24,9 @@ SUMMARIES: Final[dict[str, str]] = {
     "scores.",
     "lint": "Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) "
     "before they are applied; `-` reads standard input (Helm or kustomize output).",
+    "plan": "The smallest node count per pool (and zone) such that every pod of the workloads "
+    "schedules with every DoNotSchedule constraint held, through the failure policies, in at "
+    "least --confidence of --runs runs over random tie-breaks.",
     "rebalance": "Plan evictions that bring spread back within maxSkew (a dry run unless --apply).",
     "scheduler": "Schedule the pods of a live cluster as kube-scheduler v1.37.1 would.",
     "simulate": "Run a what-if SCENARIO (a file, or a bundled name; default: the story).",

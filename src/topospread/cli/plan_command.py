@@ -89,7 +89,7 @@ def plan_command(
 ) -> None:
     """The smallest node count per pool (and zone) such that every pod of the workloads
     schedules with every DoNotSchedule constraint held, through the failure policies, in
-    at least --confidence of --runs runs (kube-scheduler breaks ties at random)."""
+    at least --confidence of --runs runs over random tie-breaks."""
     try:
         # Every cheap check before any run starts.
         if runs < 1:

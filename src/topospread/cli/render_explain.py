@@ -254,8 +254,9 @@ def render_explanation(explanation: Explanation, console: Console) -> None:
         console.print(f"[bold green]Selected node: {explanation.selected_node}[/bold green]")
         if tied:
             console.print(
-                f"  tied with {', '.join(tied)}: kube-scheduler picks one of the tied "
-                "nodes at random; topospread shows the first in input order"
+                f"  tied with {', '.join(tied)}: kube-scheduler takes the node its score "
+                "heap pops over the feasible nodes in order (here, input order); with "
+                "parallel Filter workers that order, and so its pick, varies"
             )
     elif explanation.message is not None:
         console.print("[bold red]Pending[/bold red]: " + explanation.message, markup=True)

@@ -31,6 +31,7 @@ __all__ = [
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
     "MIN_FEASIBLE_NODES_TO_FIND",
     "NO_NODES_AVAILABLE",
+    "upstream_pick",
     "NO_NODE_AVAILABLE",
     "CycleResult",
     "NodeSearch",
@@ -288,7 +289,8 @@ def _score(
         result.tied_nodes = (feasible[0].name,)
         return result
     if not framework.plugins_at("score"):
-        # prioritizeNodes: without score plugins (and extenders) every node scores 1.
+        # prioritizeNodes: without score plugins (and extenders) every node scores 1; the
+        # heap of equal scores pops the first.
         result.totals = {info.name: 1 for info in feasible}
         result.tied_nodes = tuple(info.name for info in feasible)
         result.selected_node = result.tied_nodes[0]
@@ -306,7 +308,8 @@ def _score(
         result.totals[entry.name] = entry.total_score
     best = max(result.totals.values())
     result.tied_nodes = tuple(info.name for info in feasible if result.totals[info.name] == best)
-    result.selected_node = result.tied_nodes[0]
+    ordered = [result.totals[info.name] for info in feasible]
+    result.selected_node = feasible[upstream_pick(ordered)].name
     return result
 
 
@@ -498,8 +501,39 @@ def _score_batch(
             result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
     tied = np.flatnonzero(totals == totals.max()).tolist()
     result.tied_nodes = tuple([names[i] for i in tied])
-    result.selected_node = result.tied_nodes[0]
+    result.selected_node = (
+        names[tied[0]] if len(tied) == 1 else names[upstream_pick(totals.tolist())]
+    )
     return result
+
+
+def upstream_pick(totals: Sequence[int]) -> int:
+    """The index kube-scheduler v1.37.1 selects among nodes scored in feasible order:
+    ``framework.NewSortedScoredNodes(list).Pop()`` — container/heap's ``Init`` then ``Pop``
+    with ``Less`` = the higher TotalScore (the ``Randomizer`` that would break ties is set
+    only when extenders score, so it is 0 here). ``Pop`` returns the root ``Init`` left,
+    which among equal scores is the heap's choice, not always the first in order:
+    totals 1 1 2 2 2 0 pick index 3."""
+    order = list(range(len(totals)))
+
+    def less(a: int, b: int) -> bool:
+        return totals[order[a]] > totals[order[b]]
+
+    size = len(order)
+    for start in range(size // 2 - 1, -1, -1):
+        i = start
+        while True:
+            left = 2 * i + 1
+            if left >= size:
+                break
+            child = left
+            if left + 1 < size and less(left + 1, left):
+                child = left + 1
+            if not less(child, i):
+                break
+            order[i], order[child] = order[child], order[i]
+            i = child
+    return order[0]
 
 
 def _record_rejections(

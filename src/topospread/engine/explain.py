@@ -3,9 +3,10 @@
 Runs the profile exactly as kube-scheduler's ``schedulePod`` would, with two deliberate
 differences that only add information: every node is evaluated (no
 percentageOfNodesToScore cut-off) and feasible nodes are scored even when only one
-passes. Ties for the best score go to the first node in input order by default
-(kube-scheduler picks one of them at random); ``tie_break="random"`` picks one with a
-seeded generator instead, reproducibly; :attr:`Explanation.tied_nodes` lists them all.
+passes. Ties for the best score go to the node kube-scheduler v1.37.1's score heap pops
+over the nodes in input order (:func:`~topospread.engine.cycle.upstream_pick`; upstream's
+feasible order varies with its parallel Filter workers); ``tie_break="random"`` picks one
+with a seeded generator instead, reproducibly; :attr:`Explanation.tied_nodes` lists them.
 """
 
 from __future__ import annotations

@@ -194,9 +194,10 @@ _Action = Callable[[], None]
 class Simulator:
     """Runs a :class:`Scenario`; use :meth:`run_scenario`, or drive it with steps.
 
-    ``tie_break`` is ``first`` (the first top-scoring node in node order, as
-    ``explain`` does) or ``random`` (a seeded choice among them, as kube-scheduler
-    picks at random).
+    ``tie_break`` is ``first`` (kube-scheduler's score heap over the feasible nodes in
+    visit order, :func:`~topospread.engine.cycle.upstream_pick`, as at parallelism 1) or
+    ``random`` (a seeded choice among the tied nodes: the run-to-run variation parallel
+    Filter workers give upstream).
     """
 
     CONTROLLER_PRIORITY: Final = _CONTROLLER
