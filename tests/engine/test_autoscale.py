@@ -35,7 +35,8 @@ def test_a_zone_whose_pool_is_at_zero_is_added_for_min_domains() -> None:
     assert answer.today.selected_node is None
     assert answer.chosen is not None
     assert (answer.chosen.pool, [n.zone for n in answer.chosen.nodes]) == ("zone-c", ["zone-c"])
-    assert answer.after is not None and answer.after.selected_node == "zone-c-1"
+    assert answer.after is not None
+    assert answer.after.selected_node == "zone-c-1"
 
 
 def test_the_other_pools_say_why_they_would_not_help() -> None:

@@ -69,9 +69,7 @@ class _LazyGroup(click.Group):
         if not names:
             return
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [
-            (name, _short_help(SUMMARIES[name], limit)) for name in names
-        ]
+        rows = [(name, _short_help(SUMMARIES[name], limit)) for name in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -31,13 +31,13 @@ __all__ = [
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
     "MIN_FEASIBLE_NODES_TO_FIND",
     "NO_NODES_AVAILABLE",
-    "upstream_pick",
     "NO_NODE_AVAILABLE",
     "CycleResult",
     "NodeSearch",
     "fit_error_message",
     "num_feasible_nodes_to_find",
     "schedule_one",
+    "upstream_pick",
 ]
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"

@@ -1699,9 +1699,7 @@ def _admission_cases(
         if draw(_BOOLS):
             scheduling["nodeSelector"] = {ZONE: draw(_sample(TOPOLOGY_VALUES[ZONE][:3]))}
         if draw(_BOOLS):
-            picked = draw(
-                st.lists(_ints(0, len(_RUNTIME_TOLERATIONS) - 1), min_size=1, max_size=2)
-            )
+            picked = draw(st.lists(_ints(0, len(_RUNTIME_TOLERATIONS) - 1), min_size=1, max_size=2))
             scheduling["tolerations"] = [copy.deepcopy(_RUNTIME_TOLERATIONS[i]) for i in picked]
         if scheduling:
             klass["scheduling"] = scheduling
