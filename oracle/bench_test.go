@@ -70,9 +70,10 @@ func runBenchCLI(t *testing.T, workload string) (*BenchOutput, []string) {
 
 // Identical nodes, pods without constraints: every cycle visits all nodes
 // (fewer than 100) from the rotating start index, and the best score is
-// shared by every node that has the fewest pods; the tie goes to the first of
-// them in visit order, so pods fill the nodes in snapshot order.
-func TestBenchTiesGoToTheFirstNodeVisited(t *testing.T) {
+// shared by every node that has the fewest pods; the tie goes to the node
+// upstream's score heap pops over them in visit order: with n0 and n1 loaded,
+// the heap of totals [lower, lower, top, top] pops n3, not n2.
+func TestBenchTiesGoAsUpstreamsScoreHeapPopsThem(t *testing.T) {
 	var nodes, pods []map[string]any
 	for i := range 4 {
 		nodes = append(nodes, benchNode(fmt.Sprintf("n%d", i), "z"))
@@ -81,7 +82,7 @@ func TestBenchTiesGoToTheFirstNodeVisited(t *testing.T) {
 		pods = append(pods, benchPod(fmt.Sprintf("p%d", i), false))
 	}
 	out, lines := runBenchCLI(t, benchWorkloadJSON(t, nodes, pods))
-	want := []string{"n0", "n1", "n2", "n3", "n0", "n1"}
+	want := []string{"n0", "n1", "n3", "n2", "n0", "n1"}
 	if len(lines) != len(want) {
 		t.Fatalf("placements: %q", lines)
 	}
