@@ -103,7 +103,19 @@ PLACED: list[tuple[str, list[Obj], Obj]] = [
     ),
 ]
 
+CLAIM_LIMITS: Obj = {
+    "apiVersion": "v1",
+    "kind": "LimitRange",
+    "metadata": {"name": "storage", "namespace": "default"},
+    "spec": {"limits": [{"type": "PersistentVolumeClaim", "min": {"storage": "2Gi"},
+                         "max": {"storage": "4Gi"}}]},
+}  # fmt: skip
+BIG_CLAIM: Obj = {**CLAIM, "spec": {**CLAIM["spec"], "resources": {"requests": {"storage": "5Gi"}}}}
+
 REFUSED: list[tuple[str, list[Obj], Obj]] = [
+    # LimitRanger validates a claim being created against PersistentVolumeClaim items.
+    ("claim-over-limit-range-max", [*CLUSTER, CLAIM_LIMITS, BIG_CLAIM], WITH_CLAIM),
+    ("claim-under-limit-range-min", [*CLUSTER, CLAIM_LIMITS, CLAIM], WITH_CLAIM),
     ("container-over-max", CLUSTER, _pod("team-a", containers=[_limits(cpu="2500m")])),
     (
         "pod-over-max",

@@ -316,3 +316,22 @@ def test_of_several_default_classes_the_newest_wins_then_the_first_by_name() -> 
     older, newer = _class("a", "2025-01-01T00:00:00Z"), _class("z", "2026-01-01T00:00:00Z")
     assert default_storage_class([older, newer]).name == "z"  # type: ignore[union-attr]
     assert default_storage_class([_class("b", None), _class("a", None)]).name == "a"  # type: ignore[union-attr]
+
+
+def test_a_claim_outside_its_namespaces_limit_range_is_refused_in_upstream_words() -> None:
+    limits = _decode(
+        {
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": {"name": "storage", "namespace": "default"},
+            "spec": {"limits": [{"type": "PersistentVolumeClaim", "max": {"storage": "4Gi"}}]},
+        }
+    )
+    big = _claim(resources={"requests": {"storage": "5Gi"}})
+    with pytest.raises(InputError) as refused:
+        admit_claim(big, (), [limits])
+    assert str(refused.value).endswith(
+        'persistentvolumeclaims "data" is forbidden: '
+        "maximum storage usage per PersistentVolumeClaim is 4Gi, but request is 5Gi"
+    )
+    assert admit_claim(_claim(), (), [limits]).spec.storage_request is not None

@@ -152,7 +152,7 @@ class Cluster:
             tuple(classes), tuple(limit_ranges), tuple(runtime_classes), tuple(storage_classes)
         )
         # DefaultStorageClass: a claim written without a class gets the default one.
-        pvcs = [admit_claim(claim, storage_classes) for claim in pvcs]
+        pvcs = [admit_claim(claim, storage_classes, limit_ranges) for claim in pvcs]
         node_names = {node.name for node in nodes}
         kept: list[Pod] = []
         notes: list[str] = []

@@ -511,16 +511,69 @@ def _timestamp(meta: ObjectMeta) -> float:
 
 
 def admit_claim(
-    claim: PersistentVolumeClaim, classes: Iterable[StorageClass]
+    claim: PersistentVolumeClaim,
+    classes: Iterable[StorageClass],
+    limit_ranges: Iterable[LimitRange] = (),
 ) -> PersistentVolumeClaim:
-    """DefaultStorageClass: a claim that has not been through an API server and names no
-    class (no ``storageClassName``, not even ``""``, and no beta class annotation) gets the
-    default class, if there is one."""
-    if claim.metadata.uid or claim.spec.storage_class_name is not None:
+    """A claim as the API server stores it on create: DefaultStorageClass (a claim that
+    names no class — no ``storageClassName``, not even ``""``, and no beta class annotation —
+    gets the default class, if there is one), then LimitRanger's validation of the
+    ``PersistentVolumeClaim`` items of its namespace's LimitRanges (``min`` and ``max`` of
+    ``storage`` against the request; :class:`InputError` in the API server's words).
+    A claim with a uid was stored already and is left as it is."""
+    if claim.metadata.uid:
         return claim
-    if BETA_STORAGE_CLASS_ANNOTATION in claim.metadata.annotations:
-        return claim
-    default = default_storage_class(classes)
-    if default is None:
-        return claim
-    return replace(claim, spec=replace(claim.spec, storage_class_name=default.name))
+    if claim.spec.storage_class_name is None and (
+        BETA_STORAGE_CLASS_ANNOTATION not in claim.metadata.annotations
+    ):
+        default = default_storage_class(classes)
+        if default is not None:
+            claim = replace(claim, spec=replace(claim.spec, storage_class_name=default.name))
+    _claim_limits(claim, [r for r in limit_ranges if r.namespace == claim.namespace])
+    return claim
+
+
+def _claim_limits(claim: PersistentVolumeClaim, ranges: Sequence[LimitRange]) -> None:
+    # PersistentVolumeClaimValidateLimitFunc: min as minConstraint with no limits, max as
+    # maxRequestConstraint, over spec.resources.requests (only storage is read here).
+    requests = {} if claim.spec.storage_request is None else {"storage": claim.spec.storage_request}
+    zero = Quantity(Fraction(0))
+    for limit_range in ranges:
+        problems: list[str] = []
+        for item in limit_range.limits:
+            if item.type != "PersistentVolumeClaim":
+                continue
+            for name, enforced in item.min.items():
+                request = requests.get(name)
+                req, bound = _compared(request or zero, enforced)
+                text = quantity_text(enforced)
+                kind = "PersistentVolumeClaim"
+                if request is None:
+                    problems.append(
+                        f"minimum {name} usage per {kind} is {text}.  No request is specified"
+                    )
+                elif req < bound:
+                    shown = quantity_text(request)
+                    problems.append(
+                        f"minimum {name} usage per {kind} is {text}, but request is {shown}"
+                    )
+            for name, enforced in item.max.items():
+                request = requests.get(name)
+                req, bound = _compared(request or zero, enforced)
+                text = quantity_text(enforced)
+                kind = "PersistentVolumeClaim"
+                if request is None:
+                    problems.append(
+                        f"maximum {name} usage per {kind} is {text}.  No request is specified"
+                    )
+                elif req > bound:
+                    shown = quantity_text(request)
+                    problems.append(
+                        f"maximum {name} usage per {kind} is {text}, but request is {shown}"
+                    )
+        if problems:
+            raise InputError(
+                "",
+                message=f'persistentvolumeclaims "{claim.name}" is forbidden: '
+                f"{_aggregate(problems)}",
+            )

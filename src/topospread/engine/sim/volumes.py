@@ -338,7 +338,9 @@ class VolumeControllers:
 
     def admit_claim(self, claim: PersistentVolumeClaim) -> PersistentVolumeClaim:
         """The claim as the API server stores it on create: the default class, a uid."""
-        claim = admit_claim(claim, self.state.storage_classes.values())
+        claim = admit_claim(
+            claim, self.state.storage_classes.values(), self.state.limit_ranges.values()
+        )
         if claim.metadata.uid:
             return claim
         return replace(claim, metadata=replace(claim.metadata, uid=self.state.new_uid()))
