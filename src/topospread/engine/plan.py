@@ -3,7 +3,8 @@
 Given workloads (Deployments, StatefulSets, ReplicaSets with their replicas), node pools
 and failure policies, find node counts per pool shape (a template: a zone, an instance
 type) such that every pod schedules with every DoNotSchedule constraint held, in at least
-``confidence`` of ``runs`` runs — kube-scheduler breaks score ties at random, so a
+``confidence`` of ``runs`` runs — which tied node kube-scheduler takes varies with its
+parallel Filter workers, so a
 placement is a draw; each run draws its ties from its own seed. Every placement is the
 scheduling cycle's (:func:`topospread.engine.cycle.schedule_one` with the profile's
 plugins), pods in workload order, each after the previous is bound.

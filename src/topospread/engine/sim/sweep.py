@@ -1,6 +1,7 @@
 """``simulate --runs N``: one scenario over many draws, as distributions.
 
-kube-scheduler breaks score ties at random, so a rollout or a zone failure has a
+Which of several equally scored nodes kube-scheduler takes varies with the order its
+parallel Filter workers finish, so a rollout or a zone failure has a
 distribution of outcomes. Each run is the same scenario with ``tie_break="random"`` and
 its own seed (``seed``, ``seed + 1``, ...): a run's result depends on the scenario and its
 seed only, whichever executor runs it (one process, a process pool, Ray). This module is
