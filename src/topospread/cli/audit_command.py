@@ -1,30 +1,32 @@
 """``topospread audit`` and ``topospread lint``: spread findings as a CI gate.
 
 Exit status: 0 when no finding is at or above ``--fail-on`` (default ``error``), 1 when
-one is, 2 for bad input (the shared ``_reports_errors`` handling).
+one is, 2 for bad input (:func:`topospread.cli.shared.reports_errors`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
-from topospread.cli.live import UNSERVED_RULE
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_audit import render_audit, render_lint, sarif, write_audit_html
+from topospread.cli.rules import (
+    UNSERVED_RULE,
+    allowed_topology_keys,
+    disabled_rules,
+    enabled_rules,
+    fails,
+)
+from topospread.cli.shared import EXIT_FINDINGS, EXIT_INPUT, reports_errors, text_console
 from topospread.engine.audit import (
-    OPT_IN_RULES,
-    RULES,
     Finding,
     Scope,
-    Severity,
     audit,
     lint,
     parse_domains,
@@ -43,69 +45,12 @@ from topospread.model.workloads import ManifestObject
 
 __all__ = ["EXIT_FINDINGS", "audit_command", "lint_command", "report_audit"]
 
-EXIT_FINDINGS = 1
-EXIT_INPUT = 2
 _FAIL_ON = ("error", "warning", "info", "none")
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _reports_errors(command: F) -> F:
-    # The shared handling of commands.py (one line per problem, exit 2), looked up when
-    # the command runs: commands.py imports this module to register the commands.
-    @wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from topospread.cli.commands import _reports_errors as shared
-
-        return shared(command)(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _disabled(values: Sequence[str]) -> frozenset[str]:
-    rules = frozenset(r.strip() for v in values for r in v.split(",") if r.strip())
-    # The engine's catalogue, and the live audit's own rule (cli.live).
-    known = (*RULES, UNSERVED_RULE)
-    unknown = sorted(rules - set(known))
-    if unknown:
-        raise InputError(
-            "--disable",
-            message=f"unknown rule(s) {', '.join(unknown)} (rules: {', '.join(known)})",
-        )
-    return rules
-
-
-def _enabled(values: Sequence[str]) -> frozenset[str]:
-    rules = frozenset(r.strip() for v in values for r in v.split(",") if r.strip())
-    unknown = sorted(rules - OPT_IN_RULES)
-    if unknown:
-        raise InputError(
-            "--enable",
-            message=f"not an opt-in rule: {', '.join(unknown)} "
-            f"(opt-in rules: {', '.join(sorted(OPT_IN_RULES))})",
-        )
-    return rules
-
-
-def _allowed_keys(value: str | None) -> frozenset[str] | None:
-    if value is None:
-        return None
-    return frozenset(k.strip() for k in value.split(",") if k.strip())
-
-
-def _fails(findings: Sequence[Finding], fail_on: str) -> bool:
-    if fail_on == "none":
-        return False
-    threshold = Severity(fail_on).rank
-    return any(f.severity.rank <= threshold for f in findings)
 
 
 def _console() -> Console:
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:
-        # Piped or captured output: wide enough for the findings table.
-        console = Console(highlight=False, soft_wrap=False, width=160)
-    return console
+    # Piped or captured output: wide enough for the findings table.
+    return text_console(160, soft_wrap=False)
 
 
 _fail_on_option = click.option(
@@ -207,7 +152,7 @@ _config_option = click.option(
     metavar="NAME",
     help="The kubeconfig context to audit (default: current-context).",
 )
-@_reports_errors
+@reports_errors
 def audit_command(
     workload: str | None,
     kubeconfig: Path | None,
@@ -238,7 +183,7 @@ def audit_command(
         )
     if all_namespaces and namespaces:
         raise click.UsageError("-A and -n cannot be combined")
-    disabled = _disabled(disable)
+    disabled = disabled_rules(disable)
     kind, name = parse_workload_name(workload) if workload else (None, None)
     scope = Scope(
         namespaces=frozenset(namespaces) if namespaces else None,
@@ -280,8 +225,8 @@ def audit_command(
         fail_on,
         workload=workload,
         extra_findings=unserved,
-        enabled=_enabled(enable),
-        allowed_keys=_allowed_keys(allowed_keys),
+        enabled=enabled_rules(enable),
+        allowed_keys=allowed_topology_keys(allowed_keys),
         pools=_pools(
             pool_files,
             instance_types_file,
@@ -334,7 +279,7 @@ def report_audit(
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         render_audit(report, _console())
-    if _fails(report.findings, fail_on):
+    if fails(report.findings, fail_on):
         raise SystemExit(EXIT_FINDINGS)
 
 
@@ -363,7 +308,7 @@ def report_audit(
 @_allowed_keys_option
 @_pools_option
 @_instance_types_option
-@_reports_errors
+@reports_errors
 def lint_command(
     files: Sequence[str],
     domains: str | None,
@@ -379,7 +324,7 @@ def lint_command(
 ) -> None:
     """Lint manifests (Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, Pods) before
     they are applied; `-` reads standard input (Helm or kustomize output)."""
-    disabled = _disabled(disable)
+    disabled = disabled_rules(disable)
     sizes = parse_domains(domains) if domains else None
     cluster = None
     notes: list[str] = []
@@ -397,8 +342,8 @@ def lint_command(
         domains=sizes,
         cluster=cluster,
         disabled=disabled,
-        enabled=_enabled(enable),
-        allowed_keys=_allowed_keys(allowed_keys),
+        enabled=enabled_rules(enable),
+        allowed_keys=allowed_topology_keys(allowed_keys),
         pools=pools,
     )
     # An unreadable file is reported beside the others' findings, not instead of them.
@@ -415,5 +360,5 @@ def lint_command(
         render_lint(report, _console())
     if report.errors:
         raise SystemExit(EXIT_INPUT)
-    if _fails(report.findings, fail_on):
+    if fails(report.findings, fail_on):
         raise SystemExit(EXIT_FINDINGS)

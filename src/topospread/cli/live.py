@@ -1,19 +1,22 @@
-"""Commands and options that read a live cluster: ``explain pod/NAME`` and ``snapshot``.
+"""What the commands read from a live cluster: a pod to explain (with its autoscaler's
+pools), audit's and rebalance's objects, a scenario's start, the published scheduler
+profiles, and the live audit's own rule.
 
-The client library (the official ``kubernetes`` package) is imported only when one of
-these actually talks to a server, so ``--help`` stays fast.
+The client library is imported only when one of these actually talks to a server, so
+``--help`` stays fast. Commands import this module; it imports none of them.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
-from topospread.errors import ClusterError, InputError, UnsupportedError
+from topospread.cli.rules import UNSERVED_RULE
+from topospread.cli.shared import settle_loaded_objects
+from topospread.errors import ClusterError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 
 if TYPE_CHECKING:
@@ -23,67 +26,15 @@ if TYPE_CHECKING:
     from topospread.engine.sim.scenario import Scenario
     from topospread.model.workloads import ManifestObject
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-UNSERVED_RULE = "unserved-scheduler-name"
-"""The rule id of :func:`unserved_pending_findings` (a live-audit rule of this edge)."""
-
 __all__ = [
+    "UNSERVED_RULE",
     "audit_objects_from_cluster",
     "explain_live_pod",
-    "kube_options",
-    "kubeconfig_options",
+    "explain_live_pod_with_pools",
     "live_configuration",
     "scenario_from_cluster",
-    "settle_loaded_objects",
-    "snapshot_command",
     "unserved_pending_findings",
 ]
-
-
-def settle_loaded_objects() -> None:
-    """Move everything loaded so far out of the cyclic garbage collector's sight.
-
-    A one-shot command holds millions of acyclic objects from its input until it exits;
-    each full collection would walk them all again (a 50,000-pod explain spent two thirds
-    of its cycle there). Frozen objects are still freed by reference counting.
-    """
-    import gc
-
-    gc.freeze()
-
-
-def kubeconfig_options(command: F) -> F:
-    """``--kubeconfig`` and ``--context``, as kubectl spells them."""
-    command = click.option(
-        "--context",
-        "context",
-        default=None,
-        metavar="NAME",
-        help="The kubeconfig context to use (default: current-context).",
-    )(command)
-    command = click.option(
-        "--kubeconfig",
-        "kubeconfig",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        metavar="FILE",
-        help="Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
-    )(command)
-    return command
-
-
-def kube_options(command: F) -> F:
-    """:func:`kubeconfig_options` and ``-n/--namespace``, as kubectl spells them."""
-    command = click.option(
-        "--namespace",
-        "-n",
-        "namespace",
-        default=None,
-        metavar="NS",
-        help="Namespace of the pod (default: the context's namespace).",
-    )(command)
-    return kubeconfig_options(command)
 
 
 def live_configuration(
@@ -296,100 +247,3 @@ def audit_objects_from_cluster(
         *(f"{read.source}: skipped {s} (kind not audited)" for s in decoded.skipped),
     ]
     return [obj for _, obj in decoded.objects], notes, read.namespace
-
-
-@click.command("snapshot")
-@click.option(
-    "--output-file",
-    "-o",
-    "output_file",
-    required=True,
-    metavar="FILE",
-    help="Where to write the kind: List (YAML, or JSON for a .json name); - for stdout.",
-)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["yaml", "json"]),
-    default=None,
-    help="Output format (default: from the file name, else YAML).",
-)
-@click.option(
-    "--anonymize",
-    is_flag=True,
-    help="Replace names, namespaces, label values and images consistently; drop "
-    "annotations, environment and addresses. Scheduling decisions stay the same.",
-)
-@kubeconfig_options
-def snapshot_command(
-    output_file: str,
-    output_format: str | None,
-    anonymize: bool,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    """Write what the scheduler reads from the cluster as one kind: List file.
-
-    Every file-reading command accepts the result (explain --cluster, simulate, audit);
-    attach it to a bug report, with --anonymize when names are private. Read-only.
-    """
-    from topospread.cli.commands import EXIT_INPUT
-    from topospread.errors import TopospreadError
-
-    try:
-        _snapshot(output_file, output_format, anonymize, kubeconfig, context)
-    except InputError as exc:
-        for line in exc.lines():
-            click.echo(line, err=True)
-        sys.exit(EXIT_INPUT)
-    except TopospreadError as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(EXIT_INPUT)
-
-
-def _snapshot(
-    output_file: str,
-    output_format: str | None,
-    anonymize: bool,
-    kubeconfig: Path | None,
-    context: str | None,
-) -> None:
-    from topospread.client.live import read_live
-    from topospread.client.snapshot import render_snapshot, write_output
-
-    fmt = output_format or ("json" if output_file.lower().endswith(".json") else "yaml")
-    target = None if output_file == "-" else Path(output_file)
-    if target is not None:
-        _check_writable(target)
-    read = read_live(kubeconfig, context)
-    for note in read.notes:
-        click.echo(f"note: {note}", err=True)
-    data = render_snapshot(read, fmt=fmt, anonymize=anonymize)
-    if target is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    write_output(target, data)
-    counts = ", ".join(f"{n} {k}" for k, n in _kind_counts(read.items).items())
-    click.echo(f"wrote {target}: {counts}", err=True)
-
-
-def _kind_counts(items: tuple[dict[str, Any], ...]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        kind = str(item.get("kind"))
-        counts[kind] = counts.get(kind, 0) + 1
-    return counts
-
-
-def _check_writable(path: Path) -> None:
-    # Checked before the (possibly long) read, so a bad target fails at once.
-    import os
-
-    if path.is_dir():
-        raise InputError(str(path), message="is a directory")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(str(path), message="its folder does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(str(path), message="its folder is not writable")

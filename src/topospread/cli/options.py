@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["html_option", "output_option"]
+__all__ = ["html_option", "kube_options", "kubeconfig_options", "output_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,3 +39,36 @@ def html_option(what: str) -> Callable[[F], F]:
         metavar="FILE",
         help=f"Also write a self-contained HTML {what} to FILE.",
     )
+
+
+def kubeconfig_options(command: F) -> F:
+    """``--kubeconfig`` and ``--context``, as kubectl spells them."""
+    command = click.option(
+        "--context",
+        "context",
+        default=None,
+        metavar="NAME",
+        help="The kubeconfig context to use (default: current-context).",
+    )(command)
+    command = click.option(
+        "--kubeconfig",
+        "kubeconfig",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster).",
+    )(command)
+    return command
+
+
+def kube_options(command: F) -> F:
+    """:func:`kubeconfig_options` and ``-n/--namespace``, as kubectl spells them."""
+    command = click.option(
+        "--namespace",
+        "-n",
+        "namespace",
+        default=None,
+        metavar="NS",
+        help="Namespace of the pod (default: the context's namespace).",
+    )(command)
+    return kubeconfig_options(command)

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from topospread.cli.options import output_option
+from topospread.cli.shared import EXIT_FINDINGS, exit_with_error
 from topospread.engine.plan import PlanResult, plan_capacity
 from topospread.errors import InputError, TopospreadError
 from topospread.io import load_cluster, load_configuration
@@ -20,8 +21,8 @@ from topospread.model.objects import Deployment, ReplicaSet, StatefulSet
 
 __all__ = ["plan_command"]
 
-EXIT_INPUT = 2
-EXIT_INFEASIBLE = 1
+EXIT_INFEASIBLE = EXIT_FINDINGS
+"""No plan meets the policies within the pools' limits."""
 
 
 @click.command("plan")
@@ -119,13 +120,8 @@ def plan_command(
             confidence=confidence,
             seed=seed,
         )
-    except InputError as exc:
-        for line in exc.lines():
-            click.echo(line, err=True)
-        sys.exit(EXIT_INPUT)
     except TopospreadError as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(EXIT_INPUT)
+        exit_with_error(exc)
     for note in notes:
         click.echo(f"note: {note}", err=True)
     if output == "json":

@@ -15,58 +15,28 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import wraps
-from html import escape
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from rich.console import Console
 
 from topospread.cli.options import html_option, output_option
-from topospread.engine.audit import AuditReport, Scope, parse_label_selector, parse_workload_name
-from topospread.engine.rebalance import RebalanceOptions, RebalancePlan, plan_rebalance
-from topospread.engine.sim.result import SimulationResult, StepResult, WorkloadSpread
+from topospread.cli.render_rebalance import rebalance_html, render_plan
+from topospread.cli.shared import EXIT_FINDINGS, reports_errors, settle_loaded_objects
+from topospread.engine.audit import Scope, parse_label_selector, parse_workload_name
+from topospread.engine.rebalance import RebalanceOptions, plan_rebalance
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io import load_configuration
 from topospread.io.manifests import load_audit_objects, read_documents
 from topospread.model.workloads import ManifestObject
 
-__all__ = [
-    "EXIT_LEASE_HELD",
-    "EXIT_NOT_BALANCED",
-    "rebalance_command",
-    "rebalance_html",
-    "render_plan",
-]
+__all__ = ["EXIT_LEASE_HELD", "EXIT_NOT_BALANCED", "rebalance_command"]
 
-EXIT_NOT_BALANCED = 1
+EXIT_NOT_BALANCED = EXIT_FINDINGS
+"""The plan cannot reach balance, or ``--apply`` stopped."""
 EXIT_LEASE_HELD = 3
 """``--apply --no-wait-for-lease`` while another process holds the Lease."""
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-_SHORT_KEYS = {
-    "topology.kubernetes.io/zone": "zone",
-    "kubernetes.io/hostname": "hostname",
-    "topology.kubernetes.io/region": "region",
-}
-
-
-def _reports_errors(command: F) -> F:
-    # commands.py's shared handling (one line per problem, exit 2), looked up at run time:
-    # commands.py imports this module to register the command.
-    @wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from topospread.cli.commands import _reports_errors as shared
-
-        return shared(command)(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _short(key: str) -> str:
-    return _SHORT_KEYS.get(key, key)
 
 
 def _raw_items(data: Any) -> list[Any]:
@@ -93,7 +63,6 @@ def _load_files(paths: Sequence[Path]) -> tuple[list[ManifestObject], list[str],
 def _read_live(
     kubeconfig: Path | None, context: str | None
 ) -> tuple[list[ManifestObject], list[str], frozenset[str], str]:
-    from topospread.cli.live import settle_loaded_objects
     from topospread.cli.rebalance_apply import local_storage_pods
     from topospread.client.live import read_live
     from topospread.client.source import AUDIT_RESOURCES
@@ -112,166 +81,6 @@ def _read_live(
         local_storage_pods(read.items),
         read.namespace,
     )
-
-
-# -- rendering ------------------------------------------------------------------------------
-
-
-def _constraint_lines(report: AuditReport, workloads: Sequence[str]) -> list[str]:
-    lines = []
-    for w in report.workloads:
-        if w.ref not in workloads:
-            continue
-        for c in w.constraints:
-            if c.report is None:
-                continue
-            r = c.report
-            counts = " ".join(f"{d}={n}" for d, n in r.domain_counts.items())
-            verdict = "ok" if r.satisfied else "OVER"
-            lines.append(
-                f"  {w.ref} {_short(r.topology_key)} ({r.when_unsatisfiable}) "
-                f"skew {r.skew}/maxSkew {r.max_skew} {verdict}: {counts}"
-            )
-    return lines
-
-
-def render_plan(plan: RebalancePlan, console: Console) -> None:
-    """The plan as text: targets before, each eviction, the state after, the verdict."""
-    out = console.print
-    if not plan.targets:
-        out(
-            "Nothing to rebalance: every workload in scope is within maxSkew on the "
-            "constraints considered (DoNotSchedule; --include-soft adds ScheduleAnyway)."
-        )
-        return
-    out("Over maxSkew now:")
-    for line in _constraint_lines(plan.before, plan.targets):
-        out(line, markup=False)
-    steps = plan.evictions or plan.best_effort
-    if steps:
-        out("")
-        out(
-            "Evictions:"
-            if plan.evictions
-            else "Steps found before the search stopped (not a plan; nothing would be evicted):"
-        )
-    for e in steps:
-        where = ", ".join(f"{_short(k)}={v}" for k, v in e.domains.items())
-        tied = (
-            f" — tied with {', '.join(n for n in e.tied_nodes if n != e.expected_node)}"
-            f"{'' if e.certain else ' (outcome differs; planned for the worst)'}"
-            if len(e.tied_nodes) > 1
-            else ""
-        )
-        skews = ", ".join(f"{_short(s.topology_key)} {s.before}→{s.after}" for s in e.skew)
-        out(
-            f"  {e.step}. [batch {e.batch}] evict {e.pod} from {e.node} ({where}); "
-            f"replacement → {e.expected_node}{tied}; skew {skews}",
-            markup=False,
-        )
-    out("")
-    if plan.converged:
-        out("After (simulated):")
-        for line in _constraint_lines(plan.after, plan.targets):
-            out(line, markup=False)
-        proof = (
-            " (proven minimal: the lower bound is as many)"
-            if plan.proven_minimal
-            else f" (lower bound {plan.lower_bound})"
-        )
-        out(
-            f"Balanced with {len(plan.evictions)} eviction(s) in {plan.batches} batch(es)"
-            + proof
-            + "."
-        )
-    else:
-        out(f"Cannot reach balance: {plan.reason}", markup=False)
-        out("Nothing would be evicted.")
-    for p in plan.protected:
-        out(f"  protected: {p}", markup=False)
-
-
-def _step(report: AuditReport, index: int, kind: str, title: str) -> StepResult:
-    # The simulate report's step: the cluster picture and each workload's spread bars.
-    return StepResult(
-        index=index,
-        kind=kind,
-        title=title,
-        started=0,
-        settled=0,
-        events=(),
-        layout=report.layout,
-        pending=(),
-        spread=tuple(
-            WorkloadSpread(
-                w.ref,
-                w.pods,
-                w.pending,
-                w.source,
-                w.counted_from,
-                tuple(c.report for c in w.constraints if c.report is not None),
-            )
-            for w in report.workloads
-        ),
-        scheduling_attempts=0,
-        notes=report.notes if index < 0 else (),
-    )
-
-
-def rebalance_html(plan: RebalancePlan) -> str:
-    """One self-contained page: the plan as a table, then the simulate report's two steps,
-    the cluster before and after the evictions (simulated), with each constraint's skew
-    charted across them."""
-    from topospread import KUBERNETES_VERSION
-    from topospread.cli.render_html import render_html
-
-    verdict = (
-        f"Balanced with {len(plan.evictions)} eviction(s) in {plan.batches} batch(es) "
-        f"(lower bound {plan.lower_bound})."
-        if plan.converged
-        else f"Cannot reach balance: {plan.reason} Nothing would be evicted."
-    )
-    result = SimulationResult(
-        scenario="rebalance plan",
-        description=verdict,
-        seed=0,
-        kubernetes_version=KUBERNETES_VERSION,
-        steps=(
-            _step(plan.before, -1, "initial", "before"),
-            _step(plan.after, 0, "rebalance", "after the evictions (simulated)"),
-        ),
-    )
-    rows = "".join(
-        f"<tr><td>{e.step}</td><td>{e.batch}</td><td><code>{escape(e.pod)}</code></td>"
-        f"<td>{escape(e.node)}</td><td>{escape(e.expected_node)}</td>"
-        f"<td>{escape(', '.join(e.tied_nodes))}</td>"
-        "<td>"
-        + escape(", ".join(f"{_short(x.topology_key)} {x.before}→{x.after}" for x in e.skew))
-        + "</td></tr>\n"
-        for e in plan.evictions or plan.best_effort
-    )
-    table = (
-        '<section id="plan" aria-labelledby="plan-title">\n'
-        '<h2 id="plan-title">Rebalance plan</h2>\n'
-        f"<p>{escape(verdict)}</p>\n"
-        + (
-            "<table><thead><tr><th>step</th><th>batch</th><th>pod</th><th>from</th>"
-            "<th>replacement</th><th>tied nodes</th><th>skew</th></tr></thead><tbody>\n"
-            + rows
-            + "</tbody></table>\n"
-            if rows
-            else ""
-        )
-        + "".join(f"<p>protected: {escape(p)}</p>\n" for p in plan.protected)
-        + "</section>\n"
-    )
-    page = (
-        render_html(result)
-        .replace("topospread simulate", "topospread rebalance")
-        .replace("<div><dt>Seed</dt><dd>0</dd></div>", "")
-    )
-    marker = '<main id="main">\n'
-    return page.replace(marker, marker + table, 1)
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -375,7 +184,7 @@ def rebalance_html(plan: RebalancePlan) -> str:
     "~/.kube/config, in-cluster).",
 )
 @click.option("--context", default=None, metavar="NAME", help="The kubeconfig context.")
-@_reports_errors
+@reports_errors
 def rebalance_command(
     workload: str | None,
     cluster_files: Sequence[Path],

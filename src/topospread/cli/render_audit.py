@@ -11,14 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from topospread import KUBERNETES_VERSION, __version__
-from topospread.cli.render_html import render_html, write_html
-from topospread.engine.audit import RULES, AuditReport, Finding, LintReport, Severity
-from topospread.engine.sim.result import (
-    PendingPod,
-    SimulationResult,
-    StepResult,
-    WorkloadSpread,
+from topospread.cli.render_html import (
+    Colours,
+    Frame,
+    SpreadRow,
+    Waiting,
+    frame_section,
+    header,
+    nav,
+    page,
+    write_html,
 )
+from topospread.engine.audit import RULES, AuditReport, Finding, LintReport, Severity
 
 __all__ = [
     "SARIF_SCHEMA",
@@ -246,69 +250,80 @@ def _findings_html(report: AuditReport) -> str:
         for f in report.findings
     ]
     body = (
-        "<table><thead><tr><th>severity</th><th>rule</th><th>object</th><th>finding</th></tr>"
-        "</thead><tbody>\n" + "".join(rows) + "</tbody></table>\n"
+        '<table class="findings"><thead><tr><th scope="col">severity</th>'
+        '<th scope="col">rule</th><th scope="col">object</th><th scope="col">finding</th>'
+        "</tr></thead><tbody>\n" + "".join(rows) + "</tbody></table>\n"
         if rows
         else "<p>No findings.</p>\n"
     )
     return (
         '<section id="findings" aria-labelledby="findings-title">\n'
-        "<style>.finding-error td:first-child{color:#C0392B;font-weight:bold}"
-        ".finding-warning td:first-child{color:#9a6700}</style>\n"
         f'<h2 id="findings-title">Findings: {escape(_summary_text(report.findings))}</h2>\n'
         + body
         + "</section>\n"
     )
 
 
-def audit_html(report: AuditReport, title: str = "cluster audit") -> str:
-    """One self-contained page: the findings, then the simulate report's cluster picture,
-    spread table with domain bars, and pending pods, for the cluster as it is now."""
-    step = StepResult(
-        index=-1,
-        kind="audit",
-        title="cluster now",
-        started=0,
-        settled=0,
-        events=(),
+_FINDINGS_CSS = (
+    ".finding-error td:first-child { color: var(--bad); font-weight: bold; }\n"
+    ".finding-warning td:first-child { color: var(--warn); }\n"
+    ".findings td:nth-child(2) code { white-space: nowrap; }\n"
+)
+
+
+def _cluster_frame(report: AuditReport) -> Frame:
+    def waiting(pod: str, workload: str, message: str) -> Waiting:
+        namespace, _, name = pod.partition("/")
+        return Waiting(namespace, name, workload, message)
+
+    return Frame(
+        anchor="cluster-now",
+        heading="Cluster now",
+        label="Now",
+        tick="now",
+        caption="The cluster now",
         layout=report.layout,
-        pending=tuple(
-            PendingPod(
-                p.pod.split("/", 1)[1], p.pod.split("/", 1)[0], f"{w.kind}/{w.name}", p.message, 0
-            )
+        spread=[
+            SpreadRow(w.ref, w.source, c.report)
             for w in report.workloads
-            for p in w.pending_pods
-        ),
-        spread=tuple(
-            WorkloadSpread(
-                w.ref,
-                w.pods,
-                w.pending,
-                w.source,
-                w.counted_from,
-                tuple(c.report for c in w.constraints if c.report is not None),
-            )
-            for w in report.workloads
-        ),
-        scheduling_attempts=0,
+            for c in w.constraints
+            if c.report is not None
+        ],
+        pending=[
+            waiting(p.pod, w.ref, p.message) for w in report.workloads for p in w.pending_pods
+        ],
         notes=report.notes,
     )
-    result = SimulationResult(
-        scenario=title,
-        description=f"{len(report.workloads)} workload(s); {_summary_text(report.findings)}.",
-        seed=0,
-        kubernetes_version=report.kubernetes_version,
-        steps=(step,),
+
+
+def audit_html(report: AuditReport, title: str = "cluster audit") -> str:
+    """One self-contained page: the findings, then the cluster as it is now (its picture,
+    each workload's constraints with their domain counts as bars, the Pending pods and
+    kube-scheduler's message for each)."""
+    frame = _cluster_frame(report)
+    summary = _summary_text(report.findings)
+    return page(
+        tool="topospread audit",
+        title=title,
+        header=header(
+            "topospread audit",
+            title,
+            f"{len(report.workloads)} workload(s); {summary}.",
+            [
+                ("kube-scheduler", report.kubernetes_version),
+                ("Workloads", str(len(report.workloads))),
+                ("Findings", str(len(report.findings))),
+            ],
+        ),
+        nav=nav(
+            "Contents",
+            [("findings", f"Findings: {summary}", ""), (frame.anchor, frame.heading, "")],
+        ),
+        main=[_findings_html(report), frame_section(frame, None, Colours.of([frame]))],
+        footer=f"topospread audit · kube-scheduler {report.kubernetes_version}",
+        skip=("findings", "Skip to the findings"),
+        css=_FINDINGS_CSS,
     )
-    # The simulate report draws steps; an audit is one picture of the cluster as it is.
-    page = (
-        render_html(result)
-        .replace("topospread simulate", "topospread audit")
-        .replace("Initial cluster", "Cluster now")
-        .replace("<div><dt>Seed</dt><dd>0</dd></div>", "")
-    )
-    marker = '<main id="main">\n'
-    return page.replace(marker, marker + _findings_html(report), 1)
 
 
 def write_audit_html(report: AuditReport, path: Path) -> None:

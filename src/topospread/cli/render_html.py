@@ -12,6 +12,13 @@ every step is on the page and the step list is anchors; the script only adds pag
 Only reads the engine's result model (and, when given, the scenario for each step's action).
 Standard library only: markup is built as strings, every piece of text goes through
 :func:`html.escape`.
+
+The other reports are built from their own models with the same parts: :func:`page` (the
+skeleton, CSS and, for stepped pages, the script), :func:`header`, :func:`nav`,
+:func:`skew_section` and :func:`frame_section` over :class:`Frame` (one picture of the
+cluster with its spread and Pending pods): ``audit --html`` in
+:mod:`topospread.cli.render_audit`, ``rebalance --html`` in
+:mod:`topospread.cli.render_rebalance`.
 """
 
 from __future__ import annotations
@@ -31,14 +38,27 @@ from pathlib import Path
 from topospread.engine.sim.result import (
     ConstraintReport,
     NodeLayout,
-    PendingPod,
     SimulationResult,
     StepResult,
 )
 from topospread.engine.sim.scenario import Scenario, describe_action
 from topospread.engine.sim.sweep import SweepReport
 
-__all__ = ["html_target_problem", "render_html", "write_html"]
+__all__ = [
+    "Colours",
+    "Frame",
+    "SpreadRow",
+    "Waiting",
+    "frame_section",
+    "header",
+    "html_target_problem",
+    "nav",
+    "page",
+    "render_html",
+    "render_sweep_html",
+    "skew_section",
+    "write_html",
+]
 
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 """Okabe–Ito colours (told apart with colour-blindness); each pod also carries a letter."""
@@ -59,36 +79,95 @@ _MAX_DOMAIN_BARS = 16
 
 def render_html(result: SimulationResult, scenario: Scenario | None = None) -> str:
     """The whole report as one HTML document (text)."""
-    colours = _Colours.of(result)
+    return _simulation_page(result, scenario)
+
+
+def _simulation_page(
+    result: SimulationResult, scenario: Scenario | None, lead: Sequence[str] = ()
+) -> str:
+    # ``lead``: sections before the skew chart (the distributions of simulate --runs).
     actions = (
         {s.index: describe_action(s.kind, s.action) for s in scenario.steps} if scenario else {}
     )
     ids = [_step_id(i) for i in range(len(result.steps))]
-    parts = [
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n",
-        f"<title>{_e(result.scenario)} — topospread simulate</title>\n",
-        f"<style>{_CSS}</style>\n</head>\n<body>\n",
-        '<a class="skip" href="#steps">Skip to the steps</a>\n',
-        _header(result),
-        _step_nav(result, ids),
-        '<main id="main">\n',
-        _skew_section(result, ids),
-        '<div id="pager" class="pager" hidden></div>\n',
-        '<div id="steps">\n',
+    frames = [_step_frame(step, anchor) for step, anchor in zip(result.steps, ids, strict=True)]
+    colours = Colours.of(frames)
+    steps = [
+        _step_section(step, frames, position, colours, actions)
+        for position, step in enumerate(result.steps)
     ]
-    for position, step in enumerate(result.steps):
-        previous = result.steps[position - 1] if position else None
-        parts.append(_step_section(step, previous, position, ids, colours, actions))
-    parts.append("</div>\n</main>\n")
-    parts.append(
-        f"<footer><p>topospread simulate · kube-scheduler {_e(result.kubernetes_version)} · "
-        f"seed {result.seed}</p></footer>\n"
+    return page(
+        tool="topospread simulate",
+        title=result.scenario,
+        header=header(
+            "topospread simulate",
+            result.scenario,
+            result.description,
+            [
+                ("Seed", str(result.seed)),
+                ("kube-scheduler", result.kubernetes_version),
+                ("Steps", str(max(len(result.steps) - 1, 0))),
+            ],
+        ),
+        nav=nav("Steps", [("skew", "Skew over time", "")] + [_nav_entry(f) for f in frames]),
+        main=[
+            *lead,
+            skew_section(frames, "Skew over time", _SIMULATE_SKEW_HINT, axis="step"),
+            '<div id="pager" class="pager" hidden></div>\n',
+            '<div id="steps">\n',
+            *steps,
+            "</div>\n",
+        ],
+        footer=f"topospread simulate · kube-scheduler {result.kubernetes_version} · "
+        f"seed {result.seed}",
+        skip=("steps", "Skip to the steps"),
+        pager=True,
     )
-    parts.append(f"<script>{_SCRIPT}</script>\n</body>\n</html>\n")
-    return "".join(parts)
+
+
+_SIMULATE_SKEW_HINT = (
+    "Per constraint: skew (max count − global minimum) after each step, against maxSkew "
+    "(dashed). Points over maxSkew are red squares; each point links to its step."
+)
+
+
+def page(
+    *,
+    tool: str,
+    title: str,
+    header: str,
+    nav: str,
+    main: Sequence[str],
+    footer: str,
+    skip: tuple[str, str],
+    pager: bool = False,
+    css: str = "",
+) -> str:
+    """The page skeleton every report shares: offline (a Content-Security-Policy forbids
+    fetching anything; CSS inline), the ``header``, the ``nav``, ``main``'s sections in
+    ``<main id="main">``, the ``footer`` line; ``skip`` is the skip link's target id and
+    text. ``pager`` adds the script that pages through ``section.step`` elements; ``css``
+    joins the shared CSS."""
+    script = f"<script>{_SCRIPT}</script>\n" if pager else ""
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n",
+            f"<title>{_e(title)} — {_e(tool)}</title>\n",
+            f"<style>{_CSS}{css}</style>\n</head>\n<body>\n",
+            f'<a class="skip" href="#{_e(skip[0])}">{_e(skip[1])}</a>\n',
+            header,
+            nav,
+            '<main id="main">\n',
+            *main,
+            "</main>\n",
+            f"<footer><p>{_e(footer)}</p></footer>\n",
+            script,
+            "</body>\n</html>\n",
+        ]
+    )
 
 
 def html_target_problem(path: Path) -> str | None:
@@ -183,11 +262,78 @@ def _step_heading(step: StepResult) -> str:
     return "Initial cluster" if step.index < 0 else f"Step {step.index + 1}: {step.title}"
 
 
+# --- frames: the pictures of the cluster a page shows --------------------------------
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A Pending pod as a picture and a list show it."""
+
+    namespace: str
+    name: str
+    workload: str
+    message: str
+    attempts: int | None = None
+    """Scheduling attempts (a simulation counts them; a read cluster does not)."""
+
+
+@dataclass(frozen=True)
+class SpreadRow:
+    """One counted constraint of one workload, a row of the spread table."""
+
+    workload: str
+    """``Kind/namespace/name``."""
+    template: str
+    """Where its constraints come from (the pod template's own, defaults)."""
+    constraint: ConstraintReport
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One picture of the cluster on a page, with its spread and its Pending pods: a
+    simulation's step, the audited cluster, a rebalance plan's before or after."""
+
+    anchor: str
+    heading: str
+    """The section's heading (and the navigation's entry)."""
+    label: str
+    """Short, for chart descriptions: ``Step 3``, ``Before``."""
+    tick: str
+    """The chart's x-axis label."""
+    caption: str
+    """What the picture shows, before its counts: ``Cluster after Step 3: ...``."""
+    layout: Sequence[NodeLayout]
+    spread: Sequence[SpreadRow]
+    pending: Sequence[Waiting] = ()
+    placed: frozenset[str] = frozenset()
+    """``namespace/name`` of pods outlined as new in this picture."""
+    placed_words: str = "placed in this step"
+    notes: Sequence[str] = ()
+
+
+def _step_frame(step: StepResult, anchor: str) -> Frame:
+    heading = _step_heading(step)
+    return Frame(
+        anchor=anchor,
+        heading=heading,
+        label=_step_label(step),
+        tick="init" if step.index < 0 else str(step.index + 1),
+        caption=f"Cluster after {heading}",
+        layout=step.layout,
+        spread=[SpreadRow(w.workload, w.template, c) for w in step.spread for c in w.constraints],
+        pending=[
+            Waiting(p.namespace, p.name, p.workload, p.message, p.attempts) for p in step.pending
+        ],
+        placed=frozenset(e.pod for e in step.placements),
+        notes=step.notes,
+    )
+
+
 # --- colours -------------------------------------------------------------------------
 
 
 @dataclass
-class _Colours:
+class Colours:
     """A colour and a letter per pod group, in order of first appearance (as the text view)."""
 
     groups: dict[str, int]
@@ -195,11 +341,11 @@ class _Colours:
     """Workload -> its last seen group (what a pending pod of it most likely belongs to)."""
 
     @classmethod
-    def of(cls, result: SimulationResult) -> _Colours:
+    def of(cls, frames: Sequence[Frame]) -> Colours:
         groups: dict[str, int] = {}
         latest: dict[str, str] = {}
-        for step in result.steps:
-            for node in step.layout:
+        for frame in frames:
+            for node in frame.layout:
                 for pod in node.pods:
                     group = pod.group or pod.name
                     groups.setdefault(group, len(groups))
@@ -221,7 +367,7 @@ class _Colours:
         """Black or white, whichever reads better on the group's fill."""
         return _ink(self.fill(group))
 
-    def pending_group(self, pod: PendingPod) -> str:
+    def pending_group(self, pod: Waiting) -> str:
         """The group a pending pod is drawn as: its ReplicaSet by name, else its workload's."""
         prefix = pod.name.rsplit("-", 1)[0]
         if prefix in self.groups:
@@ -242,36 +388,36 @@ def _ink(fill: str) -> str:
 # --- header, navigation --------------------------------------------------------------
 
 
-def _header(result: SimulationResult) -> str:
-    description = (
-        f'<p class="description">{_e(result.description)}</p>\n' if result.description else ""
-    )
+def header(tool: str, title: str, description: str, facts: Sequence[tuple[str, str]]) -> str:
+    """The page's header: the command, the title, a description, facts as a list."""
+    described = f'<p class="description">{_e(description)}</p>\n' if description else ""
     return (
         "<header>\n"
-        f'<p class="tool">topospread simulate</p>\n<h1>{_e(result.scenario)}</h1>\n'
-        f"{description}"
+        f'<p class="tool">{_e(tool)}</p>\n<h1>{_e(title)}</h1>\n'
+        f"{described}"
         '<dl class="facts">'
-        f"<div><dt>Seed</dt><dd>{result.seed}</dd></div>"
-        f"<div><dt>kube-scheduler</dt><dd>{_e(result.kubernetes_version)}</dd></div>"
-        f"<div><dt>Steps</dt><dd>{max(len(result.steps) - 1, 0)}</dd></div>"
-        "</dl>\n</header>\n"
+        + "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in facts)
+        + "</dl>\n</header>\n"
     )
 
 
-def _step_nav(result: SimulationResult, ids: Sequence[str]) -> str:
-    items = ['<li><a href="#skew">Skew over time</a></li>']
-    for step, anchor in zip(result.steps, ids, strict=True):
-        badge = ""
-        if step.pending:
-            badge = f' <span class="badge pending">{len(step.pending)} pending</span>'
-        elif any(not c.satisfied for w in step.spread for c in w.constraints):
-            badge = ' <span class="badge over">over maxSkew</span>'
-        items.append(f'<li><a href="#{anchor}">{_e(_step_heading(step))}</a>{badge}</li>')
+def nav(title: str, entries: Sequence[tuple[str, str, str]]) -> str:
+    """The table of contents: ``(anchor, text, badge markup)`` per entry."""
+    items = [f'<li><a href="#{a}">{_e(text)}</a>{badge}</li>' for a, text, badge in entries]
     return (
-        '<nav class="toc" aria-label="Steps">\n<h2>Steps</h2>\n<ul>\n'
+        f'<nav class="toc" aria-label="{_e(title)}">\n<h2>{_e(title)}</h2>\n<ul>\n'
         + "\n".join(items)
         + "\n</ul>\n</nav>\n"
     )
+
+
+def _nav_entry(frame: Frame) -> tuple[str, str, str]:
+    badge = ""
+    if frame.pending:
+        badge = f' <span class="badge pending">{len(frame.pending)} pending</span>'
+    elif any(not r.constraint.satisfied for r in frame.spread):
+        badge = ' <span class="badge over">over maxSkew</span>'
+    return frame.anchor, frame.heading, badge
 
 
 # --- skew over time ------------------------------------------------------------------
@@ -286,18 +432,18 @@ class _Series:
     points: list[ConstraintReport | None]
 
 
-def _series(result: SimulationResult) -> list[_Series]:
+def _series(frames: Sequence[Frame]) -> list[_Series]:
     found: dict[tuple[str, str, str, int], _Series] = {}
-    for position, step in enumerate(result.steps):
-        for workload in step.spread:
-            seen: Counter[tuple[str, str]] = Counter()
-            for c in workload.constraints:
-                occurrence = seen[(c.topology_key, c.when_unsatisfiable)]
-                seen[(c.topology_key, c.when_unsatisfiable)] += 1
-                key = (workload.workload, c.topology_key, c.when_unsatisfiable, occurrence)
-                if key not in found:
-                    found[key] = _Series(workload.workload, c, [None] * len(result.steps))
-                found[key].points[position] = c
+    for position, frame in enumerate(frames):
+        seen: Counter[tuple[str, str, str]] = Counter()
+        for row in frame.spread:
+            c = row.constraint
+            occurrence = seen[(row.workload, c.topology_key, c.when_unsatisfiable)]
+            seen[(row.workload, c.topology_key, c.when_unsatisfiable)] += 1
+            key = (row.workload, c.topology_key, c.when_unsatisfiable, occurrence)
+            if key not in found:
+                found[key] = _Series(row.workload, c, [None] * len(frames))
+            found[key].points[position] = c
     return list(found.values())
 
 
@@ -315,34 +461,34 @@ def _workload_name(workload: str) -> str:
     return f"{kind} {name}" if namespace == "default" else f"{kind} {namespace}/{name}"
 
 
-def _skew_section(result: SimulationResult, ids: Sequence[str]) -> str:
-    series = _series(result)
+def skew_section(frames: Sequence[Frame], heading: str, hint: str, *, axis: str) -> str:
+    """``<section id="skew">``: a chart per constraint of its skew across ``frames``, each
+    point linking to its frame; ``axis`` names the x axis."""
+    series = _series(frames)
     if not series:
         body = "<p>No workload has spread constraints.</p>\n"
     else:
         body = (
             '<div class="charts">\n'
-            + "".join(_skew_chart(s, result.steps, ids, n) for n, s in enumerate(series))
+            + "".join(_skew_chart(s, frames, n, heading, axis) for n, s in enumerate(series))
             + "</div>\n"
         )
     return (
         '<section id="skew" class="skew" aria-labelledby="skew-title">\n'
-        '<h2 id="skew-title">Skew over time</h2>\n'
-        '<p class="hint">Per constraint: skew (max count − global minimum) after each step, '
-        "against maxSkew (dashed). Points over maxSkew are red squares; each point links to "
-        "its step.</p>\n" + body + "</section>\n"
+        f'<h2 id="skew-title">{_e(heading)}</h2>\n'
+        f'<p class="hint">{_e(hint)}</p>\n' + body + "</section>\n"
     )
 
 
 def _skew_chart(
-    series: _Series, steps: Sequence[StepResult], ids: Sequence[str], number: int
+    series: _Series, frames: Sequence[Frame], number: int, heading: str, axis: str
 ) -> str:
     width, height = 520, 210
     left, right, top, bottom = 44, 16, 34, 40
     plot_w, plot_h = width - left - right, height - top - bottom
     values = [p.skew for p in series.points if p] + [p.max_skew for p in series.points if p]
     y_max = max(max(values, default=1) + 1, 2)
-    count = len(steps)
+    count = len(frames)
 
     def x(i: int) -> float:
         return left + (plot_w / 2 if count == 1 else plot_w * i / (count - 1))
@@ -353,15 +499,13 @@ def _skew_chart(
     c = series.constraint
     title = f"{_workload_name(series.workload)}: {_constraint_name(c)} ({c.topology_key})"
     described = "; ".join(
-        f"{_step_label(step)} skew {p.skew} (maxSkew {p.max_skew})"
-        if p
-        else f"{_step_label(step)} no pods"
-        for step, p in zip(steps, series.points, strict=True)
+        f"{frame.label} skew {p.skew} (maxSkew {p.max_skew})" if p else f"{frame.label} no pods"
+        for frame, p in zip(frames, series.points, strict=True)
     )
     out = [
         f'<figure class="chart"><svg class="skew-chart" role="img" viewBox="0 0 {width} {height}"'
         f' aria-labelledby="chart-{number}-t chart-{number}-d">'
-        f'<title id="chart-{number}-t">Skew over time — {_e(title)}</title>'
+        f'<title id="chart-{number}-t">{_e(heading)} — {_e(title)}</title>'
         f'<desc id="chart-{number}-d">{_e(described)}</desc>'
         f'<text class="chart-title" x="{left}" y="18">{_e(title)}</text>'
     ]
@@ -372,16 +516,15 @@ def _skew_chart(
         for v in range(0, y_max + 1, step_tick)
     )
     label_every = max(1, math.ceil(count / 12))
-    for i, step in enumerate(steps):
+    for i, frame in enumerate(frames):
         if i % label_every == 0 or i == count - 1:
-            label = "init" if step.index < 0 else str(step.index + 1)
             out.append(
                 f'<text class="tick" x="{x(i):.1f}" y="{height - bottom + 16}" '
-                f'text-anchor="middle">{label}</text>'
+                f'text-anchor="middle">{_e(frame.tick)}</text>'
             )
     out.append(
         f'<text class="axis" x="{left + plot_w / 2:.1f}" y="{height - 6}" '
-        'text-anchor="middle">step</text>'
+        f'text-anchor="middle">{_e(axis)}</text>'
         f'<text class="axis" x="12" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 12 {top + plot_h / 2:.1f})">skew</text>'
     )
@@ -416,10 +559,10 @@ def _skew_chart(
     out.extend(
         f'<polyline class="skew-line" points="{" ".join(s)}"/>' for s in segments if len(s) > 1
     )
-    for i, (step, p) in enumerate(zip(steps, series.points, strict=True)):
+    for i, (frame, p) in enumerate(zip(frames, series.points, strict=True)):
         if p is None:
             continue
-        tip = f"{_step_heading(step)}: skew {p.skew}, maxSkew {p.max_skew}"
+        tip = f"{frame.heading}: skew {p.skew}, maxSkew {p.max_skew}"
         if p.min_domains_shortfall:
             tip += f", {p.min_domains_shortfall} domain(s) short of minDomains"
         mark = (
@@ -428,7 +571,9 @@ def _skew_chart(
             if not p.satisfied
             else f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.skew):.1f}" r="5"/>'
         )
-        out.append(f'<a href="#{ids[i]}" aria-label="{_e(tip)}"><title>{_e(tip)}</title>{mark}</a>')
+        out.append(
+            f'<a href="#{frame.anchor}" aria-label="{_e(tip)}"><title>{_e(tip)}</title>{mark}</a>'
+        )
     out.append("</svg></figure>\n")
     return "".join(out)
 
@@ -438,14 +583,16 @@ def _skew_chart(
 
 def _step_section(
     step: StepResult,
-    previous: StepResult | None,
+    frames: Sequence[Frame],
     position: int,
-    ids: Sequence[str],
-    colours: _Colours,
+    colours: Colours,
     actions: dict[int, str],
 ) -> str:
-    anchor = ids[position]
-    heading = _step_heading(step)
+    frame = frames[position]
+    previous = frames[position - 1] if position else None
+    ids = [f.anchor for f in frames]
+    anchor = frame.anchor
+    heading = frame.heading
     when = f"t={step.started}s" + (f" → {step.settled}s" if step.settled != step.started else "")
     action = actions.get(step.index, "")
     meta = [f'<span class="kind">{_e(step.kind)}</span>']
@@ -474,18 +621,17 @@ def _step_section(
     if position + 1 < len(ids):
         pager.append(f'<a href="#{ids[position + 1]}" rel="next">next →</a>')
     pager.append("</nav>")
-    notes = "".join(f'<p class="note">note: {_e(n)}</p>\n' for n in step.notes)
     return (
         f'<section class="step" id="{anchor}" aria-labelledby="{anchor}-title">\n'
         f'<h2 id="{anchor}-title">{_e(heading)}</h2>\n'
         f'<p class="meta">{" · ".join(meta)}</p>\n'
         f'<p class="summary">{_e(", ".join(summary))}</p>\n'
-        + _ClusterPicture(step, previous, colours, anchor).svg()
-        + _legend(step, colours)
-        + notes
+        + _ClusterPicture(frame, previous, colours).svg()
+        + _legend(frame, colours)
+        + _notes(frame)
         + _pools(step)
-        + _spread_table(step)
-        + _pending_list(step, colours)
+        + _spread_table(frame)
+        + _pending_list(frame, colours)
         + _placements(step)
         + _events(step)
         + "".join(pager)
@@ -493,9 +639,28 @@ def _step_section(
     )
 
 
-def _legend(step: StepResult, colours: _Colours) -> str:
+def frame_section(frame: Frame, previous: Frame | None, colours: Colours) -> str:
+    """``<section class="frame">``: the frame's heading, its picture (nodes gone since
+    ``previous`` greyed), legend, notes, spread table and Pending pods."""
+    return (
+        f'<section class="frame" id="{frame.anchor}" aria-labelledby="{frame.anchor}-title">\n'
+        f'<h2 id="{frame.anchor}-title">{_e(frame.heading)}</h2>\n'
+        + _ClusterPicture(frame, previous, colours).svg()
+        + _legend(frame, colours)
+        + _notes(frame)
+        + _spread_table(frame)
+        + _pending_list(frame, colours)
+        + "</section>\n"
+    )
+
+
+def _notes(frame: Frame) -> str:
+    return "".join(f'<p class="note">note: {_e(n)}</p>\n' for n in frame.notes)
+
+
+def _legend(frame: Frame, colours: Colours) -> str:
     groups: dict[str, tuple[str, int]] = {}
-    for node in step.layout:
+    for node in frame.layout:
         for pod in node.pods:
             group = pod.group or pod.name
             workload, n = groups.get(group, (pod.workload, 0))
@@ -509,18 +674,18 @@ def _legend(step: StepResult, colours: _Colours) -> str:
             f"{_e(group)}{suffix} — {n} pod(s)</li>"
         )
     keys = []
-    if step.placements:
+    if frame.placed:
         keys.append(
             '<li><span class="swatch placed" aria-hidden="true"></span>'
-            "outlined: placed in this step</li>"
+            f"outlined: {_e(frame.placed_words)}</li>"
         )
-    if step.pending:
+    if frame.pending:
         keys.append('<li><span class="swatch pend" aria-hidden="true"></span>pending</li>')
     return '<ul class="legend" aria-label="Legend">' + "".join(items) + "".join(keys) + "</ul>\n"
 
 
-def _spread_table(step: StepResult) -> str:
-    rows = [(w, c) for w in step.spread for c in w.constraints]
+def _spread_table(frame: Frame) -> str:
+    rows = frame.spread
     if not rows:
         return ""
     out = [
@@ -530,7 +695,8 @@ def _spread_table(step: StepResult) -> str:
         '<th scope="col">min</th><th scope="col">skew</th><th scope="col">maxSkew</th>'
         '<th scope="col">status</th></tr></thead><tbody>\n',
     ]
-    for workload, c in rows:
+    for row in rows:
+        c = row.constraint
         status = (
             '<span class="ok">✓ within maxSkew</span>'
             if c.satisfied
@@ -542,8 +708,8 @@ def _spread_table(step: StepResult) -> str:
                 f"minDomains {c.min_domains}</span>"
             )
         out.append(
-            f"<tr><td>{_e(_workload_name(workload.workload))}"
-            f'<div class="sub">{_e(workload.template)}</div></td>'
+            f"<tr><td>{_e(_workload_name(row.workload))}"
+            f'<div class="sub">{_e(row.template)}</div></td>'
             f"<td>{_e(_constraint_name(c))}"
             f'<div class="sub">{_e(c.topology_key)} · {_e(c.selector)}</div></td>'
             f"<td>{_domain_bars(c)}</td>"
@@ -596,20 +762,21 @@ def _domain_bars(c: ConstraintReport) -> str:
     return "".join(parts)
 
 
-def _pending_list(step: StepResult, colours: _Colours) -> str:
-    if not step.pending:
+def _pending_list(frame: Frame, colours: Colours) -> str:
+    if not frame.pending:
         return ""
     items = []
-    for pod in step.pending:
+    for pod in frame.pending:
         group = colours.pending_group(pod)
+        attempts = "" if pod.attempts is None else f" · {pod.attempts} attempt(s)"
         items.append(
             f'<li><span class="swatch pend" style="border-color:{colours.fill(group)}">'
             f"{colours.letter(group)}</span><code>{_e(pod.namespace)}/{_e(pod.name)}</code>"
-            f' <span class="sub">{_e(pod.workload)} · {pod.attempts} attempt(s)</span>'
+            f' <span class="sub">{_e(pod.workload)}{attempts}</span>'
             f'<div class="message">FailedScheduling: {_e(pod.message)}</div></li>'
         )
     return (
-        f'<h3>Pending <span class="count">({len(step.pending)})</span></h3>\n'
+        f'<h3>Pending <span class="count">({len(frame.pending)})</span></h3>\n'
         f'<ul class="pending">{"".join(items)}</ul>\n'
     )
 
@@ -720,18 +887,17 @@ class _NodeBox:
 class _ClusterPicture:
     """Zones as boxes side by side (wrapping), nodes in a grid inside, pods as squares."""
 
-    def __init__(
-        self, step: StepResult, previous: StepResult | None, colours: _Colours, anchor: str
-    ) -> None:
-        self.step = step
+    def __init__(self, frame: Frame, previous: Frame | None, colours: Colours) -> None:
+        self.frame = frame
         self.colours = colours
-        self.anchor = anchor
-        self.geometry = _COMPACT if len(step.layout) > _COMPACT_ABOVE else _NORMAL
-        self.placed = {e.pod for e in step.placements}
-        # Nodes removed by this step stay in the picture, greyed, where they were.
-        boxes = {n.name: _NodeBox(n, removed=False) for n in step.layout}
+        self.anchor = frame.anchor
+        self.geometry = _COMPACT if len(frame.layout) > _COMPACT_ABOVE else _NORMAL
+        self.placed = frame.placed
+        self.placed_tip = _e(f" — {frame.placed_words}")
+        # Nodes removed since the previous frame stay in the picture, greyed, where they were.
+        boxes = {n.name: _NodeBox(n, removed=False) for n in frame.layout}
         before = previous.layout if previous is not None else ()
-        order = list(dict.fromkeys([n.name for n in (*before, *step.layout)]))
+        order = list(dict.fromkeys([n.name for n in (*before, *frame.layout)]))
         if previous is not None:
             for node in previous.layout:
                 if node.name not in boxes:
@@ -750,7 +916,7 @@ class _ClusterPicture:
         blocks: list[tuple[int, int, str]] = []  # width, height, markup at (0, 0)
         for zone, boxes in self.zones.items():
             blocks.append(self._zone(zone, boxes, node_h, rows))
-        if self.step.pending:
+        if self.frame.pending:
             blocks.append(self._pending())
         if not blocks:
             blocks.append((200, 40, '<text class="empty" x="10" y="24">(no nodes)</text>'))
@@ -766,11 +932,11 @@ class _ClusterPicture:
             row_h = max(row_h, h)
         height = y + row_h
         compact = " compact" if g is _COMPACT else ""
-        nodes = len(self.step.layout)
-        pods = sum(len(n.pods) for n in self.step.layout)
+        nodes = len(self.frame.layout)
+        pods = sum(len(n.pods) for n in self.frame.layout)
         title = (
-            f"Cluster after {_step_heading(self.step)}: {nodes} node(s) in "
-            f"{len(self.zones)} zone(s), {pods} pod(s) placed, {len(self.step.pending)} pending"
+            f"{self.frame.caption}: {nodes} node(s) in "
+            f"{len(self.zones)} zone(s), {pods} pod(s) placed, {len(self.frame.pending)} pending"
         )
         desc = "; ".join(
             f"{zone or 'no zone'}: "
@@ -892,7 +1058,7 @@ class _ClusterPicture:
                 f'fill="{ink}">{self.colours.letter(group)}</text>'
             )
         return (
-            f'<g class="{cls}"><title>{_e(tip)}{" — placed in this step" if placed else ""}'
+            f'<g class="{cls}"><title>{_e(tip)}{self.placed_tip if placed else ""}'
             f'</title><rect x="{x}" y="{y}" width="{g.pod}" height="{g.pod}" rx="3" '
             f'fill="{fill}"/>{letter}</g>'
         )
@@ -901,7 +1067,7 @@ class _ClusterPicture:
         g = self.geometry
         size = max(g.pod, 16)
         per_row = 10
-        count = len(self.step.pending)
+        count = len(self.frame.pending)
         rows = math.ceil(count / per_row)
         width = 2 * _ZONE_PAD + min(count, per_row) * (size + 6) - 6
         width = max(width, 150)
@@ -911,7 +1077,7 @@ class _ClusterPicture:
             f'<rect class="pending-box" width="{width}" height="{height}" rx="8"/>'
             f'<text class="zone-label" x="{_ZONE_PAD}" y="18">Pending · {count} pod(s)</text></g>'
         ]
-        for n, pod in enumerate(self.step.pending):
+        for n, pod in enumerate(self.frame.pending):
             group = self.colours.pending_group(pod)
             cx = _ZONE_PAD + (n % per_row) * (size + 6) + size / 2
             cy = _ZONE_HEAD + 2 + (n // per_row) * (size + 6) + size / 2
@@ -1136,7 +1302,6 @@ _SCRIPT = """
 def render_sweep_html(report: SweepReport, scenario: Scenario | None = None) -> str:
     """``simulate --runs N --html``: the distributions (a histogram per metric and step),
     then the worst run's whole report."""
-    page = render_html(report.worst_result, scenario)
     parts = [
         '<section id="runs" aria-labelledby="runs-title">\n',
         f'<h2 id="runs-title">{report.runs} runs (seeds {report.seed}–'
@@ -1165,4 +1330,4 @@ def render_sweep_html(report: SweepReport, scenario: Scenario | None = None) -> 
                 )
             parts.append("</table>\n")
     parts.append("</section>\n")
-    return page.replace('<main id="main">\n', '<main id="main">\n' + "".join(parts), 1)
+    return _simulation_page(report.worst_result, scenario, lead=["".join(parts)])

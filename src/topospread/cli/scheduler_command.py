@@ -14,11 +14,10 @@ from pathlib import Path
 
 import click
 
+from topospread.cli.shared import EXIT_INPUT, exit_with_error
 from topospread.errors import InputError, TopospreadError
 
 __all__ = ["scheduler_command"]
-
-EXIT_INPUT = 2
 
 
 @click.command("scheduler")
@@ -97,13 +96,8 @@ def scheduler_command(
         path = kubeconfig or (Path(client.kubeconfig) if client.kubeconfig else None)
         # An empty clientConnection.kubeconfig means in-cluster, as for kube-scheduler.
         connection = connect(path, kubectl_rules=False)
-    except InputError as exc:
-        for line in exc.lines():
-            click.echo(line, err=True)
-        sys.exit(EXIT_INPUT)
     except TopospreadError as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(EXIT_INPUT)
+        exit_with_error(exc)
     configure_logging(log_format, verbose)
     # Binds, status patches, Events, the Lease and lists run concurrently.
     widen_connection_pool(connection.transport, bind_workers + 16)

@@ -16,11 +16,11 @@ from types import FrameType
 
 import click
 
+from topospread.cli.shared import EXIT_INPUT, exit_with_error
 from topospread.errors import InputError, TopospreadError
 
 __all__ = ["webhook_command"]
 
-EXIT_INPUT = 2
 _SEVERITIES = ("error", "warning", "info", "none")
 
 
@@ -113,7 +113,7 @@ def webhook_command(
     """
     import logging
 
-    from topospread.cli.audit_command import _disabled
+    from topospread.cli.rules import disabled_rules
     from topospread.engine.audit import Severity
     from topospread.io import load_configuration
     from topospread.webhook import Policy, TLSFiles, WebhookServer
@@ -127,7 +127,7 @@ def webhook_command(
             warn_at=severity(warn_on),
             fail_closed=failure_policy == "Fail",
             deadline_seconds=deadline,
-            disabled=_disabled(disable),
+            disabled=disabled_rules(disable),
             configuration=load_configuration(config_file),
         )
         for path in (cert_file, key_file):
@@ -136,13 +136,8 @@ def webhook_command(
                 raise InputError(str(path), message="no such file")
         tls = TLSFiles(cert_file, key_file)
         server = WebhookServer(policy, tls, bind_address, port, workers=workers)
-    except InputError as exc:
-        for line in exc.lines():
-            click.echo(line, err=True)
-        sys.exit(EXIT_INPUT)
     except TopospreadError as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(EXIT_INPUT)
+        exit_with_error(exc)
     except ssl.SSLError as exc:
         click.echo(f"{cert_file}, {key_file}: not a matching PEM certificate and key: "
                    f"{exc.reason or exc}", err=True)  # fmt: skip
