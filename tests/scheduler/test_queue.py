@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 
-from topospread.model.objects import Pod
+from topospread.framework.config.decode import default_configuration
+from topospread.framework.config.types import PluginRef, Plugins, PluginSet
+from topospread.framework.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_FORCE_ACTIVATE,
+    EVENT_NODE_ADD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    node_scheduling_properties_change,
+    pod_scheduling_properties_change,
+    unroll_pod_event,
+)
+from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import Snapshot
+from topospread.framework.runtime import Framework
+from topospread.model.objects import ContainerPort, Node, Pod
+from topospread.model.resources import pod_request_amounts
+from topospread.plugins.registry import registry
 from topospread.scheduler.cache import decode_one
-from topospread.scheduler.queue import ClusterEvent, SchedulingQueue
+from topospread.scheduler.queue import SchedulingQueue, build_queueing_hint_map
+from topospread.testing.live import node as node_dict
 from topospread.testing.live import pod as pod_dict
 
 
@@ -36,9 +58,22 @@ def clock() -> Clock:
     return Clock()
 
 
+def default_hints() -> dict:
+    """The default profile's requeue map, from its plugins' events_to_register."""
+    profile = default_configuration().profiles[0]
+    framework = Framework(profile, registry(), Handle(Snapshot([])))
+    return {profile.scheduler_name: build_queueing_hint_map(framework.enqueue_extensions())}
+
+
 @pytest.fixture
 def queue(clock: Clock) -> SchedulingQueue:
-    return SchedulingQueue(initial_backoff=1, max_backoff=10, max_in_unschedulable=300, clock=clock)
+    return SchedulingQueue(
+        initial_backoff=1,
+        max_backoff=10,
+        max_in_unschedulable=300,
+        clock=clock,
+        queueing_hints=default_hints(),
+    )
 
 
 def test_active_queue_orders_by_priority_then_arrival(queue, clock):
@@ -60,10 +95,11 @@ def test_unschedulable_pod_waits_for_an_event_its_rejector_cares_about(queue, cl
     queue.add_unschedulable_if_not_present(info, queue.scheduling_cycle)
     assert queue.where("default/p") == "unschedulable"
     # A new assigned pod cannot free resources: NodeResourcesFit does not register for it.
-    assert queue.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_ADD) == 0
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, make_pod("a")) == 0
     assert queue.where("default/p") == "unschedulable"
     # A deleted pod can; the pod is still backing off (1 s from its attempt).
-    assert queue.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_DELETE) == 1
+    deleted = replace(make_pod("a"), node_name="n1")
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, deleted, None) == 1
     assert queue.where("default/p") == "backoff"
     clock.now += 2
     assert queue.flush_backoff_completed() == 1
@@ -92,7 +128,7 @@ def test_error_backoff_is_not_popped_early_but_unschedulable_backoff_is(queue, c
     queue.add_unschedulable_if_not_present(first, queue.scheduling_cycle, error=True)
     second.unschedulable_plugins = frozenset({"PodTopologySpread"})
     # A move request during the cycle sends the unschedulable pod to backoffQ.
-    queue.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+    queue.move_all_to_active_or_backoff(EVENT_NODE_ADD)
     queue.add_unschedulable_if_not_present(second, queue.scheduling_cycle - 1)
     assert queue.where("default/uns") == "backoff"
     # activeQ is empty: the unschedulable one is popped before its backoff ends; the
@@ -106,7 +142,7 @@ def test_scheduling_gates_hold_the_pod_until_removed(queue):
     queue.add(gated)
     assert queue.pending_pods()["gated"] == 1
     assert queue.pop(0) is None
-    queue.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+    queue.move_all_to_active_or_backoff(EVENT_NODE_ADD)
     assert queue.pop(0) is None
     queue.update(make_pod("g"))
     assert queue.pop(0).key == "default/g"
@@ -168,3 +204,168 @@ def test_pop_blocks_until_a_pod_arrives_and_close_ends_it():
     queue.close()
     thread.join(5)
     assert got[-1] is None
+
+
+# -- requeueing by the rejecting plugins' events_to_register -------------------------------
+
+
+def make_node(name: str, labels: dict[str, str] | None = None, **spec: object) -> Node:
+    raw = node_dict(name, "z1")
+    raw["metadata"]["labels"].update(labels or {})
+    raw["spec"] = dict(spec)
+    decoded = decode_one(raw)
+    assert isinstance(decoded, Node)
+    return decoded
+
+
+def rejected(queue: SchedulingQueue, pod: Pod, *plugins: str) -> None:
+    queue.add(pod)
+    info = queue.pop(0)
+    assert info is not None
+    assert info.key == pod.key
+    info.unschedulable_plugins = frozenset(plugins)
+    queue.add_unschedulable_if_not_present(info, queue.scheduling_cycle)
+    assert queue.where(pod.key) == "unschedulable"
+
+
+def with_host_port(pod: Pod, port: int) -> Pod:
+    container = replace(
+        pod.containers[0], ports=(ContainerPort(container_port=80, host_port=port),)
+    )
+    return replace(pod, containers=(container,))
+
+
+def test_node_ports_hint_queues_only_for_a_deleted_pod_holding_the_wanted_port(queue):
+    rejected(queue, with_host_port(make_pod("p"), 8080), "NodePorts")
+    other_port = replace(with_host_port(make_pod("a"), 9090), node_name="n1")
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, other_port, None) == 0
+    no_ports = replace(make_pod("b"), node_name="n1")
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, no_ports, None) == 0
+    same_port = replace(with_host_port(make_pod("c"), 8080), node_name="n1")
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, same_port, None) == 1
+
+
+def test_a_node_update_is_split_into_the_update_node_events_and_hinted(queue):
+    pod = replace(make_pod("p"), node_selector={"disk": "ssd"})
+    rejected(queue, pod, "NodeAffinity")
+    old = make_node("n1")
+    # Annotations only: UpdateNodeAnnotation, which NodeAffinity does not register.
+    annotated = replace(old, metadata=replace(old.metadata, annotations={"a": "b"}))
+    (event,) = node_scheduling_properties_change(annotated, old)
+    assert event.action_type is ActionType.UPDATE_NODE_ANNOTATION
+    assert queue.move_all_to_active_or_backoff(event, old, annotated) == 0
+    # A label the selector does not ask for: UpdateNodeLabel, the hint says skip.
+    other = make_node("n1", {"disk": "hdd"})
+    (event,) = node_scheduling_properties_change(other, old)
+    assert event.action_type is ActionType.UPDATE_NODE_LABEL
+    assert queue.move_all_to_active_or_backoff(event, old, other) == 0
+    # The label it asks for: the node turns from unmatched to matched.
+    ssd = make_node("n1", {"disk": "ssd"})
+    assert queue.move_all_to_active_or_backoff(event, other, ssd) == 1
+
+
+def test_node_unschedulable_and_taint_hints(queue):
+    rejected(queue, make_pod("u"), "NodeUnschedulable")
+    rejected(queue, make_pod("t"), "TaintToleration")
+    cordoned = make_node("n1", unschedulable=True)
+    tainted = make_node("n1", taints=[{"key": "k", "effect": "NoSchedule"}])
+    both = make_node("n1", unschedulable=True, taints=[{"key": "k", "effect": "NoSchedule"}])
+    # A new node that is cordoned and tainted helps neither.
+    assert queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, both) == 0
+    # Uncordoning: an UpdateNodeTaint event; NodeUnschedulable's hint queues, TaintToleration's
+    # (the node never had an untolerated taint) does not.
+    plain = make_node("n1")
+    events = node_scheduling_properties_change(plain, cordoned)
+    assert [e.action_type for e in events] == [ActionType.UPDATE_NODE_TAINT]
+    assert queue.move_all_to_active_or_backoff(events[0], cordoned, plain) == 1
+    assert queue.where("default/u") != "unschedulable"
+    assert queue.where("default/t") == "unschedulable"
+    # Removing the taint frees the other.
+    (event,) = node_scheduling_properties_change(plain, tainted)
+    assert queue.move_all_to_active_or_backoff(event, tainted, plain) == 1
+
+
+def test_a_plugin_without_events_to_register_is_requeued_on_every_event(clock):
+    class Declares:
+        name = "Declares"
+
+        def filter(self, state, pod, node_info):
+            return None
+
+        def events_to_register(self):
+            return []
+
+    class Silent:
+        name = "Silent"
+
+        def filter(self, state, pod, node_info):
+            return None
+
+    def hints(plugin: object) -> dict:
+        framework = Framework(
+            replace(
+                default_configuration().profiles[0],
+                plugins=Plugins(filter=PluginSet(enabled=(PluginRef(plugin.name),))),
+            ),
+            {plugin.name: lambda args, handle, features: plugin},
+            Handle(Snapshot([])),
+        )
+        return {"default-scheduler": build_queueing_hint_map(framework.enqueue_extensions())}
+
+    # No declaration: every event may help (upstream's defaultEnqueueExtension).
+    queue = SchedulingQueue(clock=clock, queueing_hints=hints(Silent()))
+    rejected(queue, make_pod("p"), "Silent")
+    deleted = replace(make_pod("a"), node_name="n1")
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, deleted, None) == 1
+    # An empty declaration: no cluster event helps, only the timeout or the pod's update.
+    queue = SchedulingQueue(clock=clock, queueing_hints=hints(Declares()))
+    rejected(queue, make_pod("p"), "Declares")
+    assert queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, deleted, None) == 0
+    assert queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, make_node("n")) == 0
+    assert queue.move_all_to_active_or_backoff(EVENT_FORCE_ACTIVATE) == 1
+
+
+def test_a_failing_hint_queues_the_pod(clock):
+    def broken(pod, old, new):
+        raise RuntimeError("boom")
+
+    hint_map = build_queueing_hint_map([("Broken", [ClusterEventWithHint(EVENT_NODE_ADD, broken)])])
+    queue = SchedulingQueue(clock=clock, queueing_hints={"default-scheduler": hint_map})
+    rejected(queue, make_pod("p"), "Broken")
+    assert queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, make_node("n")) == 1
+
+
+def test_cluster_event_matching_is_upstreams():
+    node = EventResource.NODE
+    registered = ClusterEvent(node, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+    assert registered.match(ClusterEvent(node, ActionType.UPDATE_NODE_LABEL))
+    assert not registered.match(ClusterEvent(node, ActionType.UPDATE_NODE_TAINT))
+    # A general Update is not as specific as a registered UpdateNodeLabel, and vice versa.
+    assert not registered.match(ClusterEvent(node, ActionType.UPDATE))
+    assert ClusterEvent(node, ActionType.UPDATE).match(
+        registered_label := ClusterEvent(node, ActionType.UPDATE_NODE_LABEL)
+    )
+    assert not ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ALL).match(registered_label)
+    assert EVENT_FORCE_ACTIVATE.match(registered_label)
+    # A Pod registration unrolls into the three pod resources.
+    pod_events = unroll_pod_event(ClusterEvent(EventResource.POD, ActionType.DELETE))
+    assert {e.resource for e in pod_events} == {
+        EventResource.ASSIGNED_POD,
+        EventResource.UNSCHEDULED_POD,
+        EventResource.TARGET_POD,
+    }
+
+
+def test_pod_update_events_are_upstreams():
+    old = replace(make_pod("p"), node_name="n1")
+    relabelled = replace(old, metadata=replace(old.metadata, labels={"app": "y"}))
+    events = pod_scheduling_properties_change(relabelled, old, requests=pod_request_amounts)
+    assert events == [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)]
+    raw = pod_dict("p", "default", {"app": "x"}, cpu="10m")  # make_pod asks for 100m
+    raw["metadata"]["uid"] = "uid-p"
+    smaller = replace(decode_one(raw), node_name="n1")
+    events = pod_scheduling_properties_change(smaller, old, requests=pod_request_amounts)
+    assert events == [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)]
+    assert pod_scheduling_properties_change(old, old) == [
+        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE)
+    ]

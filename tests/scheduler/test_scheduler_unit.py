@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
 
 from topospread.client.source import (
     DEVICE_CLASSES,
@@ -211,3 +216,42 @@ def test_a_pod_waits_silently_for_its_template_claim_then_is_scheduled_when_it_a
     created["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "c2"}]}
     scheduler.on_update(PODS, waiting, created)
     assert scheduler.queue.where("default/p") in ("active", "backoff")
+
+
+RATIO_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "ratio-spread"
+
+
+@pytest.mark.skipif(
+    not any(ep.name == "RatioSpread" for ep in metadata.entry_points(group="topospread.plugins")),
+    reason="the example plugin is not installed: pip install -e examples/plugins/ratio-spread",
+)
+def test_a_pod_an_installed_plugin_rejected_is_retried_when_an_assigned_pod_is_deleted():
+    # RatioSpread (examples/plugins/ratio-spread) keeps spot at 80 %, at most one pod over
+    # its share: with 5 of the group on the only (spot) node a sixth would be 1.2 over,
+    # with 4 it is 1.0 over. It declares no events, so like upstream's
+    # defaultEnqueueExtension it is asked about every event; the deletion moves the pod.
+    api = Api()
+    document = yaml.safe_load((RATIO_EXAMPLE / "scheduler-config.yaml").read_text())
+    scheduler = Scheduler(FakeTransport(api), options_from_document(document, "c"), seed=1)
+    spot = api_node("spot-1", "z1")
+    spot["metadata"]["labels"]["karpenter.sh/capacity-type"] = "spot"
+    scheduler.on_add(NODES, spot)
+    labels = {"app": "web", "ratio-spread.topospread.io/policy": "spot-80"}
+
+    def group_pod(name: str, node_name: str = "") -> dict:
+        item = pod(name, "default", labels, node_name=node_name)
+        item["metadata"].update(uid=f"uid-{name}", resourceVersion="1")
+        item["spec"]["schedulerName"] = "ratio-scheduler"
+        return item
+
+    placed = [group_pod(f"web-{i}", "spot-1") for i in range(5)]
+    for item in placed:
+        scheduler.on_add(PODS, item)
+    scheduler.on_add(PODS, group_pod("web-new"))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    assert scheduler.queue.where("default/web-new") == "unschedulable"
+    (info,) = scheduler.queue.pods()
+    assert info.unschedulable_plugins == {"RatioSpread"}
+    scheduler.on_delete(PODS, placed[0])
+    assert scheduler.queue.where("default/web-new") in ("active", "backoff")

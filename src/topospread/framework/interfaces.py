@@ -20,6 +20,13 @@ snapshot's :class:`~topospread.framework.node_table.NodeTable`), a Score plugin
 ``score_batch`` and its ScoreExtensions ``normalize_batch``. Each returns None when it
 cannot answer this cycle in bulk, and the runtime then calls the per-node method. A batch
 answer must equal what the per-node calls would give, node for node.
+
+EnqueueExtensions (``fwk.EnqueueExtensions``): a plugin that may reject pods (it has a
+PreFilter or Filter) declares with ``events_to_register()`` the cluster events that may
+make those pods schedulable (:mod:`topospread.framework.events`). The live scheduler's
+queue builds its requeue map per profile from the enabled plugins; a rejecting plugin
+without the method is registered for every event, as upstream's ``defaultEnqueueExtension``
+(``pkg/scheduler/framework/runtime/framework.go``, ``fillEnqueueExtensions``).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import ClusterEventWithHint
 from topospread.framework.node_info import ClusterObjects, NodeInfo, Snapshot
 from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status
@@ -40,6 +48,7 @@ __all__ = [
     "BatchFilterPlugin",
     "BatchNormalizeScore",
     "BatchScorePlugin",
+    "EnqueueExtensions",
     "FilterPlugin",
     "Handle",
     "NodeScore",
@@ -277,4 +286,15 @@ class BatchNormalizeScore(Protocol):
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, scores: IntArray
     ) -> IntArray | None:
         """``normalize_score`` of the nodes at ``rows`` with raw ``scores``; None to decline."""
+        ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    """The cluster events that may make the pods this plugin rejected schedulable."""
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """``EventsToRegister``: the events, each with an optional queueing hint. An empty
+        sequence: no cluster event helps (only the pod's own update or the unschedulable
+        timeout moves such a pod)."""
         ...

@@ -22,10 +22,12 @@ from topospread.errors import ConfigError, FieldError
 from topospread.framework.config.args import ArgsDecoder, ArgsError
 from topospread.framework.config.types import IN_TREE_PLUGINS, Plugins, PluginSet, Profile
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import ClusterEventWithHint, unroll_wildcard_resource
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     NodeScore,
@@ -266,6 +268,29 @@ class Framework:
     def plugin(self, name: str) -> Plugin | None:
         """The plugin instance with this name, if it runs in this profile."""
         return self._instances.get(name)
+
+    def enqueue_extensions(self) -> list[tuple[str, tuple[ClusterEventWithHint, ...]]]:
+        """Each rejecting plugin's requeue events (``fillEnqueueExtensions``), in order.
+
+        As upstream, only plugins that can reject a pod take part (topospread runs
+        PreFilter and Filter; a plugin declaring ``events_to_register`` without them, such
+        as DefaultPreemption for its PreEnqueue, takes part too); one that does not declare
+        its events is registered for every event (``defaultEnqueueExtension``:
+        :func:`~topospread.framework.events.unroll_wildcard_resource`).
+        """
+        names = [*self._points["pre_filter"], *self._points["filter"], *self._instances]
+        extensions: list[tuple[str, tuple[ClusterEventWithHint, ...]]] = []
+        seen: set[str] = set()
+        for name in names:
+            instance = self._instances.get(name)
+            if instance is None or name in seen:
+                continue
+            seen.add(name)
+            if isinstance(instance, EnqueueExtensions):
+                extensions.append((name, tuple(instance.events_to_register())))
+            elif isinstance(instance, (PreFilterPlugin, FilterPlugin)):
+                extensions.append((name, unroll_wildcard_resource()))
+        return extensions
 
     # -- running -------------------------------------------------------------------
 

@@ -10,9 +10,10 @@ Three places a pending pod can wait:
   popped from directly when activeQ is empty (``SchedulerPopFromBackoffQ``, on in
   v1.37) except for pods that failed with an error;
 - **unschedulablePods**: pods a cycle found no node for. A cluster event that one of the
-  plugins that rejected the pod registers for (:data:`EVENT_INTEREST`, from each
-  plugin's ``EventsToRegister``) moves it to backoffQ, or straight to activeQ when its
-  backoff is over; pods that stay longer than ``podMaxInUnschedulablePodsDuration``
+  plugins that rejected the pod registers for (its ``events_to_register``, gathered per
+  profile into a :data:`QueueingHintMap`), and whose queueing hint says it may help this
+  pod, moves it to backoffQ, or straight to activeQ when its backoff is over
+  (``isPodWorthRequeuing``); pods that stay longer than ``podMaxInUnschedulablePodsDuration``
   (5 min) are moved by a flush every 30 s. Pods with ``schedulingGates`` wait here too
   (the SchedulingGates PreEnqueue plugin) until an update removes the gates.
 
@@ -26,22 +27,32 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from topospread.framework.events import (
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    QueueingHintFn,
+    unroll_pod_event,
+)
 from topospread.model.objects import Pod
 
 __all__ = [
-    "ALL_PLUGINS",
-    "EVENT_INTEREST",
-    "ClusterEvent",
     "QueuedPodInfo",
+    "QueueingHintFunction",
+    "QueueingHintMap",
     "SchedulingQueue",
+    "build_queueing_hint_map",
 ]
+
+log = logging.getLogger("topospread.scheduler.queue")
 
 BACKOFF_WINDOW: Final = 1.0
 """``backoffQOrderingWindowDuration``: backoff expiries are truncated to whole seconds."""
@@ -51,109 +62,32 @@ DEFAULT_MAX_IN_UNSCHEDULABLE: Final = 300.0
 """``DefaultPodMaxInUnschedulablePodsDuration``."""
 
 
-class ClusterEvent:
-    """The cluster events that move unschedulable pods (``framework.ClusterEvent`` labels)."""
+@dataclass(frozen=True, slots=True)
+class QueueingHintFunction:
+    """One plugin's hint for one registered event (``QueueingHintFunction``)."""
 
-    NODE_ADD: Final = "NodeAdd"
-    NODE_UPDATE: Final = "NodeUpdate"
-    NODE_DELETE: Final = "NodeDelete"
-    ASSIGNED_POD_ADD: Final = "AssignedPodAdd"
-    ASSIGNED_POD_UPDATE: Final = "AssignedPodUpdate"
-    ASSIGNED_POD_DELETE: Final = "AssignedPodDelete"
-    UNSCHEDULABLE_TIMEOUT: Final = "UnschedulableTimeout"
-    FORCE_ACTIVATE: Final = "ForceActivate"
-    PVC_ADD: Final = "PersistentVolumeClaimAdd"
-    PVC_UPDATE: Final = "PersistentVolumeClaimUpdate"
-    PV_ADD: Final = "PersistentVolumeAdd"
-    PV_UPDATE: Final = "PersistentVolumeUpdate"
-    STORAGE_CLASS_ADD: Final = "StorageClassAdd"
-    STORAGE_CLASS_UPDATE: Final = "StorageClassUpdate"
-    CSI_NODE_ADD: Final = "CSINodeAdd"
-    CSI_NODE_UPDATE: Final = "CSINodeUpdate"
-    CSI_DRIVER_UPDATE: Final = "CSIDriverUpdate"
-    CSI_STORAGE_CAPACITY_ADD: Final = "CSIStorageCapacityAdd"
-    CSI_STORAGE_CAPACITY_UPDATE: Final = "CSIStorageCapacityUpdate"
-    VOLUME_ATTACHMENT_DELETE: Final = "VolumeAttachmentDelete"
-    RESOURCE_CLAIM_ADD: Final = "ResourceClaimAdd"
-    RESOURCE_CLAIM_UPDATE: Final = "ResourceClaimUpdate"
-    RESOURCE_SLICE_ADD: Final = "ResourceSliceAdd"
-    RESOURCE_SLICE_UPDATE: Final = "ResourceSliceUpdate"
-    DEVICE_CLASS_ADD: Final = "DeviceClassAdd"
-    DEVICE_CLASS_UPDATE: Final = "DeviceClassUpdate"
+    plugin: str
+    hint: QueueingHintFn | None
+    """None: queue on every matching event (``defaultQueueingHintFn``)."""
 
 
-STORAGE_EVENTS: Final[dict[tuple[str, str], str]] = {
-    ("PersistentVolumeClaim", "add"): ClusterEvent.PVC_ADD,
-    ("PersistentVolumeClaim", "update"): ClusterEvent.PVC_UPDATE,
-    ("PersistentVolume", "add"): ClusterEvent.PV_ADD,
-    ("PersistentVolume", "update"): ClusterEvent.PV_UPDATE,
-    ("StorageClass", "add"): ClusterEvent.STORAGE_CLASS_ADD,
-    ("StorageClass", "update"): ClusterEvent.STORAGE_CLASS_UPDATE,
-    ("CSINode", "add"): ClusterEvent.CSI_NODE_ADD,
-    ("CSINode", "update"): ClusterEvent.CSI_NODE_UPDATE,
-    ("CSIDriver", "update"): ClusterEvent.CSI_DRIVER_UPDATE,
-    ("CSIStorageCapacity", "add"): ClusterEvent.CSI_STORAGE_CAPACITY_ADD,
-    ("CSIStorageCapacity", "update"): ClusterEvent.CSI_STORAGE_CAPACITY_UPDATE,
-    ("VolumeAttachment", "delete"): ClusterEvent.VOLUME_ATTACHMENT_DELETE,
-    ("ResourceClaim", "add"): ClusterEvent.RESOURCE_CLAIM_ADD,
-    ("ResourceClaim", "update"): ClusterEvent.RESOURCE_CLAIM_UPDATE,
-    ("ResourceSlice", "add"): ClusterEvent.RESOURCE_SLICE_ADD,
-    ("ResourceSlice", "update"): ClusterEvent.RESOURCE_SLICE_UPDATE,
-    ("DeviceClass", "add"): ClusterEvent.DEVICE_CLASS_ADD,
-    ("DeviceClass", "update"): ClusterEvent.DEVICE_CLASS_UPDATE,
-}
-"""(kind, informer action) -> the cluster event it is, for the storage and DRA kinds."""
+QueueingHintMap = dict[ClusterEvent, list[QueueingHintFunction]]
+"""Registered event -> the hints of the plugins registered for it (``QueueingHintMap``)."""
 
 
-ALL_PLUGINS: Final = None
-"""An event that every unschedulable pod is interested in."""
-
-_POD_PLUGINS: Final = frozenset({"PodTopologySpread", "InterPodAffinity"})
-EVENT_INTEREST: Final[dict[str, frozenset[str] | None]] = {
-    # Node events concern every Filter that reads the node.
-    ClusterEvent.NODE_ADD: ALL_PLUGINS,
-    ClusterEvent.NODE_UPDATE: ALL_PLUGINS,
-    ClusterEvent.NODE_DELETE: frozenset({"PodTopologySpread", "InterPodAffinity"}),
-    # A new or changed assigned pod can satisfy spread or affinity, never free room.
-    ClusterEvent.ASSIGNED_POD_ADD: _POD_PLUGINS,
-    ClusterEvent.ASSIGNED_POD_UPDATE: _POD_PLUGINS | {"NodeResourcesFit"},
-    # A deleted pod frees resources and ports and changes counts.
-    ClusterEvent.ASSIGNED_POD_DELETE: _POD_PLUGINS
-    | {
-        "NodeResourcesFit",
-        "NodePorts",
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "DefaultPreemption",
-    },
-    ClusterEvent.UNSCHEDULABLE_TIMEOUT: ALL_PLUGINS,
-    ClusterEvent.FORCE_ACTIVATE: ALL_PLUGINS,
-    # The volume plugins' EventsToRegister (v1.37.1).
-    ClusterEvent.PVC_ADD: frozenset(
-        {"VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits"}
-    ),
-    ClusterEvent.PVC_UPDATE: frozenset({"VolumeBinding", "VolumeZone", "VolumeRestrictions"}),
-    ClusterEvent.PV_ADD: frozenset({"VolumeBinding", "VolumeZone"}),
-    ClusterEvent.PV_UPDATE: frozenset({"VolumeBinding", "VolumeZone"}),
-    ClusterEvent.STORAGE_CLASS_ADD: frozenset({"VolumeBinding", "VolumeZone"}),
-    ClusterEvent.STORAGE_CLASS_UPDATE: frozenset({"VolumeBinding"}),
-    ClusterEvent.CSI_NODE_ADD: frozenset({"VolumeBinding", "NodeVolumeLimits"}),
-    ClusterEvent.CSI_NODE_UPDATE: frozenset({"VolumeBinding", "NodeVolumeLimits"}),
-    ClusterEvent.CSI_DRIVER_UPDATE: frozenset({"VolumeBinding"}),
-    ClusterEvent.CSI_STORAGE_CAPACITY_ADD: frozenset({"VolumeBinding"}),
-    ClusterEvent.CSI_STORAGE_CAPACITY_UPDATE: frozenset({"VolumeBinding"}),
-    ClusterEvent.VOLUME_ATTACHMENT_DELETE: frozenset({"NodeVolumeLimits"}),
-    # DynamicResources' EventsToRegister: claims (allocated, deallocated, created from a
-    # template), slices (devices published) and classes.
-    ClusterEvent.RESOURCE_CLAIM_ADD: frozenset({"DynamicResources"}),
-    ClusterEvent.RESOURCE_CLAIM_UPDATE: frozenset({"DynamicResources"}),
-    ClusterEvent.RESOURCE_SLICE_ADD: frozenset({"DynamicResources"}),
-    ClusterEvent.RESOURCE_SLICE_UPDATE: frozenset({"DynamicResources"}),
-    ClusterEvent.DEVICE_CLASS_ADD: frozenset({"DynamicResources"}),
-    ClusterEvent.DEVICE_CLASS_UPDATE: frozenset({"DynamicResources"}),
-}
-"""Event -> the plugins whose rejection it may undo (None: any), after upstream's
-``EventsToRegister``; a pod rejected by none of them stays where it is."""
+def build_queueing_hint_map(
+    extensions: Iterable[tuple[str, Sequence[ClusterEventWithHint]]],
+) -> QueueingHintMap:
+    """``buildQueueingHintMap`` (``pkg/scheduler/scheduler.go``): one profile's map from its
+    plugins' ``events_to_register`` (:meth:`Framework.enqueue_extensions`); ``Pod``
+    registrations are unrolled into the three pod resources."""
+    hint_map: QueueingHintMap = {}
+    for plugin, events in extensions:
+        for registered in events:
+            function = QueueingHintFunction(plugin, registered.queueing_hint_fn)
+            for event in unroll_pod_event(registered.event):
+                hint_map.setdefault(event, []).append(function)
+    return hint_map
 
 
 @dataclass(slots=True, eq=False)
@@ -196,8 +130,11 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
         clock: Callable[[], float] = time.monotonic,
+        queueing_hints: Mapping[str, QueueingHintMap] | None = None,
     ) -> None:
         self.initial_backoff = initial_backoff
+        self.queueing_hints: Mapping[str, QueueingHintMap] = dict(queueing_hints or {})
+        """Profile (scheduler name) -> its :data:`QueueingHintMap`."""
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
         self.clock = clock
@@ -310,29 +247,59 @@ class SchedulingQueue:
     # -- moving --------------------------------------------------------------------------
 
     def move_all_to_active_or_backoff(
-        self, event: str, pod_filter: Callable[[Pod], bool] | None = None
+        self,
+        event: ClusterEvent,
+        old: object | None = None,
+        new: object | None = None,
+        pod_filter: Callable[[Pod], bool] | None = None,
     ) -> int:
-        """``MoveAllToActiveOrBackoffQueue``: unschedulable pods that a plugin interested in
-        ``event`` rejected go back; returns how many moved."""
-        interest = EVENT_INTEREST.get(event, ALL_PLUGINS)
+        """``MoveAllToActiveOrBackoffQueue``: unschedulable pods whose rejecting plugins
+        think ``event`` (``old`` -> ``new``) may help them go back; returns how many moved."""
         with self._cond:
             moved = 0
             for key, info in list(self._unschedulable.items()):
                 if info.gated:
                     continue
-                if (
-                    interest is not None
-                    and info.unschedulable_plugins
-                    and not info.unschedulable_plugins & interest
-                ):
-                    continue
                 if pod_filter is not None and not pod_filter(info.pod):
+                    continue
+                if not self._worth_requeuing(info, event, old, new):
                     continue
                 del self._unschedulable[key]
                 self._move_locked(info)
                 moved += 1
             self._move_request_cycle = self.scheduling_cycle
             return moved
+
+    def _worth_requeuing(
+        self, info: QueuedPodInfo, event: ClusterEvent, old: object | None, new: object | None
+    ) -> bool:
+        # isPodWorthRequeuing (backend/queue/scheduling_queue.go), without PendingPlugins
+        # (topospread has no PreEnqueue plugins that would set them).
+        rejectors = info.unschedulable_plugins
+        if not rejectors or event.is_wildcard():
+            return True
+        hint_map = self.queueing_hints.get(info.pod.scheduler_name)
+        if hint_map is None:
+            return True  # "shouldn't reach here unless bug": upstream queues
+        for registered, functions in hint_map.items():
+            if not registered.match(event):
+                continue
+            for function in functions:
+                if function.plugin not in rejectors:
+                    continue
+                if function.hint is None:
+                    return True
+                try:
+                    hint = function.hint(info.pod, old, new)
+                except Exception:  # an error counts as Queue, so the pod is not stuck
+                    log.exception(
+                        "queueing hint failed",
+                        extra={"pod": info.key, "plugin": function.plugin, "event": event.label},
+                    )
+                    return True
+                if hint is QueueingHint.QUEUE:
+                    return True
+        return False
 
     def _move_locked(self, info: QueuedPodInfo) -> None:
         if self._backing_off(info):

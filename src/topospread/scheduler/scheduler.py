@@ -30,6 +30,17 @@ from typing import Any, Final
 from topospread.client.source import NODES, PODS, RESOURCES, Resource
 from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
 from topospread.errors import ClusterError
+from topospread.framework.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    EVENT_NODE_DELETE,
+    KIND_RESOURCES,
+    ActionType,
+    ClusterEvent,
+    node_scheduling_properties_change,
+    pod_scheduling_properties_change,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects
@@ -37,6 +48,7 @@ from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code
 from topospread.model.kinds import KINDS
 from topospread.model.objects import Node, Pod
+from topospread.model.resources import pod_request_amounts
 from topospread.plugins.dynamicresources import resolve_claims
 from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
 from topospread.plugins.dynamicresources.allocation import NodeSelectorError
@@ -62,10 +74,9 @@ from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
 from topospread.scheduler.options import SchedulerOptions
 from topospread.scheduler.queue import (
-    STORAGE_EVENTS,
-    ClusterEvent,
     QueuedPodInfo,
     SchedulingQueue,
+    build_queueing_hint_map,
 )
 from topospread.scheduler.volumes import (
     AssumedVolumes,
@@ -148,6 +159,11 @@ class Scheduler:
         self._rng = random.Random(seed)
         self._frameworks: dict[str, Framework] = {}
         self._frameworks_generation = -1
+        # buildQueueingHintMap: each profile's requeue events, from its enabled plugins.
+        self.queue.queueing_hints = {
+            name: build_queueing_hint_map(framework.enqueue_extensions())
+            for name, framework in self._framework_map().items()
+        }
         self.reflectors = [
             Reflector(
                 transport,
@@ -244,17 +260,21 @@ class Scheduler:
             node = decode_one(obj)
             if isinstance(node, Node):
                 self.cache.add_node(node)
-                self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+                self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
         else:
             decoded = decode_one(obj)
             if decoded is not None:
                 self.cache.set_object(decoded)
-                self._storage_event(resource, "add")
+                self._object_event(resource, ActionType.ADD, None, decoded)
 
-    def _storage_event(self, resource: Resource, action: str) -> None:
-        event = STORAGE_EVENTS.get((resource.kind, action))
-        if event is not None:
-            self.queue.move_all_to_active_or_backoff(event)
+    def _object_event(
+        self, resource: Resource, action: ActionType, old: object | None, new: object | None
+    ) -> None:
+        # The storage and DRA kinds' event handlers (addAllEventHandlers): each change is
+        # a cluster event for the plugins registered for it; other kinds make none.
+        event_resource = KIND_RESOURCES.get(resource.kind)
+        if event_resource is not None:
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(event_resource, action), old, new)
 
     def on_update(self, resource: Resource, old: dict[str, Any], new: dict[str, Any]) -> None:
         """An object changed."""
@@ -262,30 +282,44 @@ class Scheduler:
             self._pod_changed(old, new)
         elif resource is NODES:
             node = decode_one(new)
-            if isinstance(node, Node) and self.cache.update_node(node):
-                self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_UPDATE)
+            if not isinstance(node, Node):
+                return
+            with self.cache.lock:
+                previous = self.cache.nodes.get(node.name)
+                changed = self.cache.update_node(node)
+            if not changed:
+                return
+            if previous is None:
+                self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
+                return
+            # updateNodeInCache: one move per UpdateNode* event the change amounts to.
+            for event in node_scheduling_properties_change(node, previous):
+                self.queue.move_all_to_active_or_backoff(event, previous, node)
         else:
             decoded = decode_one(new)
             if decoded is not None:
                 self.cache.set_object(decoded)
-                self._storage_event(resource, "update")
+                self._object_event(resource, ActionType.UPDATE, None, decoded)
 
     def on_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
         """An object is gone."""
         key = object_key(obj)
         if resource is PODS:
             self.queue.delete(key)
-            if self.cache.remove_pod(key) is not None:
-                self.queue.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_DELETE)
+            removed = self.cache.remove_pod(key)
+            if removed is not None:
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, removed, None)
         elif resource is NODES:
-            self.cache.remove_node(key)
-            self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_DELETE)
+            with self.cache.lock:
+                previous = self.cache.nodes.get(key)
+                self.cache.remove_node(key)
+            self.queue.move_all_to_active_or_backoff(EVENT_NODE_DELETE, previous, None)
         else:
             field = OBJECT_FIELDS.get(resource.kind)
             if field is not None:
                 meta = obj.get("metadata") or {}
                 self.cache.delete_object(field, f"{meta.get('namespace', '')}/{meta.get('name')}")
-                self._storage_event(resource, "delete")
+                self._object_event(resource, ActionType.DELETE, decode_one(obj), None)
 
     def _pod_changed(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         spec = _spec(new)
@@ -298,10 +332,18 @@ class Scheduler:
             if not was_assigned:
                 # Bound since we last saw it (by us or anyone): no longer pending.
                 self.queue.delete(key)
-            self.cache.add_pod(pod)
-            self.queue.move_all_to_active_or_backoff(
-                ClusterEvent.ASSIGNED_POD_UPDATE if was_assigned else ClusterEvent.ASSIGNED_POD_ADD
-            )
+            with self.cache.lock:
+                cached = self.cache.pods.get(key)
+                previous = cached.pod if cached is not None else None
+                self.cache.add_pod(pod)
+            if not was_assigned or previous is None:
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
+                return
+            # updatePodInCache: AssignedPodUpdated per UpdatePod* event of the change.
+            for event in pod_scheduling_properties_change(
+                pod, previous, requests=pod_request_amounts
+            ):
+                self.queue.move_all_to_active_or_backoff(event, previous, pod)
             return
         if spec.get("schedulerName", "default-scheduler") not in self.profiles:
             return  # another scheduler's pod (responsibleForPod)

@@ -32,6 +32,12 @@ from typing import TYPE_CHECKING, Final
 from topospread.errors import ConfigError
 from topospread.framework.config.types import DefaultPreemptionArgs
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle, NodeToStatus, PostFilterResult
 from topospread.framework.node_info import NodeInfo
@@ -278,6 +284,17 @@ class DefaultPreemption:
         return NAME
 
     # -- PostFilter ---------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``defaultpreemption/default_preemption.go``): with
+        SchedulerAsyncPreemption (beta, on in v1.37) a pod its PreEnqueue held back while
+        its victims are deleted waits for a deletion. topospread has no such PreEnqueue
+        (victims are deleted before the pod is retried), so no pod carries this plugin as
+        its rejector; declared for fidelity. The hint (the deleted pod was a victim of this
+        pod) is not evaluated: the event always queues."""
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)),
+        ]
 
     def post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus

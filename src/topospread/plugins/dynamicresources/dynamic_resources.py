@@ -39,6 +39,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState, StateData, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     Handle,
@@ -161,6 +167,38 @@ class DynamicResources:
     def name(self) -> str:
         """``DynamicResources``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``dynamicresources/dynamicresources.go``), the
+        DynamicResourceAllocation gate on. Upstream's hints (whether the claim is one of
+        the pod's, the pod's generated claims) are not evaluated: these events always queue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.RESOURCE_CLAIM,
+                    ActionType.ADD | ActionType.UPDATE | ActionType.DELETE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)
+            ),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -20,6 +20,12 @@ from topospread.errors import ConfigError
 from topospread.framework.config.types import InterPodAffinityArgs
 from topospread.framework.config.validation import validate_inter_pod_affinity_args
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -112,6 +118,25 @@ class InterPodAffinity:
         return terms
 
     # -- PreFilter / Filter -----------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``interpodaffinity/plugin.go``). Upstream's hints
+        (whether the changed pod matches a term, the node a topology key) are not
+        evaluated: these events always queue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+            ),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -29,6 +29,13 @@ from typing import TYPE_CHECKING, Final
 from topospread.errors import ConfigError
 from topospread.framework.config.types import NodeAffinityArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     MAX_NODE_SCORE,
@@ -56,7 +63,7 @@ from topospread.model.nodeaffinity import (
     preferred_scheduling_terms,
     required_node_affinity,
 )
-from topospread.model.objects import Pod
+from topospread.model.objects import Node, Pod
 from topospread.plugins import names
 from topospread.plugins.helper import default_normalize_score
 from topospread.plugins.helper.batch import default_normalize_batch, node_scores, node_verdicts
@@ -155,6 +162,31 @@ class NodeAffinity:
     def added_preferred_terms(self) -> PreferredSchedulingTerms | None:
         """The parsed preferred terms of ``addedAffinity``, for Score."""
         return self._added_pref_sched_terms
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``nodeaffinity/node_affinity.go``)."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            )
+        ]
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterNodeChange``: the node (now) matches ``addedAffinity`` and
+        the pod's required affinity, and did not match it before an update."""
+        if not isinstance(new, Node):
+            return QueueingHint.QUEUE
+        if self._added_node_selector is not None and not self._added_node_selector.match(new):
+            return QueueingHint.QUEUE_SKIP
+        required = required_node_affinity(pod)
+        if not required.match(new):
+            return QueueingHint.QUEUE_SKIP
+        if not isinstance(old, Node):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP if required.match(old) else QueueingHint.QUEUE
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -26,6 +26,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -136,6 +142,19 @@ class NodeDeclaredFeatures:
     def name(self) -> str:
         """``NodeDeclaredFeatures``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``nodedeclaredfeatures/nodedeclaredfeatures.go``), the gate
+        GA in v1.37. Upstream's hints (whether the node now declares, or the pod no longer
+        needs, the features) are not evaluated: these events always queue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_DECLARED_FEATURE
+                )
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE)),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

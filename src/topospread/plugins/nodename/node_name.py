@@ -11,6 +11,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -46,6 +52,11 @@ class NodeName:
     def name(self) -> str:
         """``NodeName``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``nodename/node_name.go``): a new node; no hint, the pod
+        is retried with backoff anyway."""
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -27,6 +27,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -163,6 +170,33 @@ class NodePorts:
         if len(self._used) > _CACHE_SIZE:
             self._used.popitem(last=False)
         return used
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``nodeports/node_ports.go``): pods' ports are immutable,
+        so only deletions free them; a new node needs no hint."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                self.is_schedulable_after_assigned_pod_deleted,
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
+        ]
+
+    def is_schedulable_after_assigned_pod_deleted(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterAssignedPodDeleted``: the deleted pod was placed or
+        nominated and held a host port the pod wants."""
+        if not isinstance(old, Pod):
+            return QueueingHint.QUEUE
+        if not old.node_name and not old.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        ports = host_ports(old)
+        if not ports:
+            return QueueingHint.QUEUE_SKIP
+        if fits_ports(host_ports(pod), HostPortInfo(ports)):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -38,6 +38,13 @@ from topospread.errors import ConfigError
 from topospread.framework.config.types import NodeResourcesFitArgs, ScoringStrategy
 from topospread.framework.config.validation import validate_node_resources_fit_args
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -269,6 +276,43 @@ class Fit:
         if len(self._usage) > 16384:
             self._usage.popitem(last=False)
         return allocatable, requested
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``noderesources/fit.go``) with v1.37.1's gates:
+        InPlacePodVerticalScaling (GA) adds the scale-down events, DRAExtendedResource
+        (GA) the DeviceClass events; InPlacePodVerticalScalingSchedulerPreemption (alpha)
+        is off. Only the deletion has its hint here; the node, scale-down and DeviceClass
+        hints (which fit the pod against the node or class) are not evaluated, so those
+        events always queue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                self.is_schedulable_after_assigned_pod_delete,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN)
+            ),
+        ]
+
+    def is_schedulable_after_assigned_pod_delete(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterAssignedPodDelete``: any placed or nominated pod's deletion
+        may free room (the deferred-resize case is behind an alpha gate)."""
+        if isinstance(old, Pod) and not old.node_name and not old.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -12,6 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -23,7 +30,7 @@ from topospread.framework.interfaces import (
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.node_table import BoolArray, NodeTable
 from topospread.framework.status import Code, Status
-from topospread.model.objects import Pod, Taint, TaintEffect
+from topospread.model.objects import Node, Pod, Taint, TaintEffect
 from topospread.model.taints import TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
 from topospread.plugins import names
 from topospread.plugins.helper.batch import node_verdicts
@@ -58,6 +65,32 @@ class NodeUnschedulable:
     def name(self) -> str:
         """``NodeUnschedulable``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``nodeunschedulable/node_unschedulable.go``)."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            # A new toleration: no hint here (upstream's checks the unschedulable taint).
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION)
+            ),
+        ]
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterNodeChange``: a node added schedulable, or one that stopped
+        being unschedulable."""
+        if not isinstance(new, Node):
+            return QueueingHint.QUEUE
+        if (isinstance(old, Node) and old.unschedulable and not new.unschedulable) or (
+            old is None and not new.unschedulable
+        ):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

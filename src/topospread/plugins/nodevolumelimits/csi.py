@@ -44,6 +44,12 @@ from typing import TYPE_CHECKING, Final
 
 from topospread.errors import go_quote
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -169,6 +175,20 @@ class CSILimits:
     def name(self) -> str:
         """``NodeVolumeLimits``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``nodevolumelimits/csi.go``). Upstream's hints (CSINode
+        limits, the deleted pod's and the new claim's volumes, the attachment) are not
+        evaluated: these events always queue."""
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE)),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

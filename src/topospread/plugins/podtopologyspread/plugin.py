@@ -11,6 +11,12 @@ from typing import TYPE_CHECKING, Final
 
 from topospread.framework.config.types import PodTopologySpreadArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -155,6 +161,34 @@ class PodTopologySpread:
         return self._default_constraints(pod, action)
 
     # -- PreFilter / Filter -----------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``podtopologyspread/plugin.go``). Upstream's hints
+        (whether the pod or node matches a constraint's selector or topology keys) are not
+        evaluated: these events always queue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.TARGET_POD,
+                    ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD
+                    | ActionType.DELETE
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_TAINT,
+                )
+            ),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -18,6 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     MAX_NODE_SCORE,
@@ -34,7 +41,7 @@ from topospread.framework.interfaces import (
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
-from topospread.model.objects import Pod, Taint, TaintEffect, Toleration
+from topospread.model.objects import Node, Pod, Taint, TaintEffect, Toleration
 from topospread.model.taints import (
     do_not_schedule_taints,
     find_matching_untolerated_taint,
@@ -93,6 +100,41 @@ class TaintToleration:
     def name(self) -> str:
         """``TaintToleration``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``tainttoleration/taint_toleration.go``)."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            # A new toleration: no hint here (upstream's checks the new tolerations).
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION)
+            ),
+        ]
+
+    def is_schedulable_after_node_change(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterNodeChange``: the node had an untolerated NoSchedule or
+        NoExecute taint (or is new) and has none now."""
+        if not isinstance(new, Node):
+            return QueueingHint.QUEUE
+
+        def untolerated(node: Node) -> bool:
+            taint = find_matching_untolerated_taint(
+                node.taints,
+                pod.tolerations,
+                do_not_schedule_taints,
+                comparison_operators=self._comparison_operators,
+            )
+            return taint is not None
+
+        was_untolerated = untolerated(old) if isinstance(old, Node) else True
+        if was_untolerated and not untolerated(new):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -32,6 +32,12 @@ from typing import TYPE_CHECKING, Final
 from topospread.errors import ConfigError
 from topospread.framework.config.types import VolumeBindingArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -109,6 +115,34 @@ class VolumeBinding:
     def name(self) -> str:
         """``VolumeBinding``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``volumebinding/volume_binding.go``). Upstream's hints
+        (the class, claim, CSINode, driver and capacity the pod's volumes use) are not
+        evaluated: these events always queue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_NODE, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_DRIVER, ActionType.UPDATE)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE)
+            ),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -32,6 +32,12 @@ from typing import TYPE_CHECKING, Final
 
 from topospread.errors import go_quote
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
+from topospread.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     FilterPlugin,
@@ -184,6 +190,25 @@ class VolumeZone:
     def name(self) -> str:
         """``VolumeZone``."""
         return NAME
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """``EventsToRegister`` (``volumezone/volume_zone.go``). Upstream's hints
+        (the class's binding mode, the claim and volume the pod uses) are not evaluated:
+        these events always queue."""
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)
+            ),
+        ]
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
