@@ -475,3 +475,39 @@ def test_without_chromium_the_browser_tests_skip_or_fail(
     monkeypatch.setenv("TOPOSPREAD_REQUIRE_BROWSER", "1")
     with pytest.raises(pytest.fail.Exception, match="TOPOSPREAD_REQUIRE_BROWSER is set"):
         _chromium()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("audit", "--cluster", "tests/data/audit/skewed.yaml"), "Cluster now"),
+        (
+            ("rebalance", "--cluster", "tests/data/rebalance/min-domains.yaml"),
+            "After the evictions (simulated)",
+        ),
+    ],
+    ids=["audit", "rebalance"],
+)
+def test_chromium_renders_the_audit_and_rebalance_pages_without_console_errors(
+    args: tuple[str, ...], expected: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "page.html"
+    result = CliRunner().invoke(cli, [args[0], args[1], str(ROOT / args[2]), "--html", str(path)])
+    assert f"wrote {path}" in result.stderr, result.output
+    shot = tmp_path / "page.png"
+    screenshot = _browser(
+        tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1280,1400", path.as_uri()
+    )
+    dump = _browser(
+        tmp_path / "profile-dom", "--enable-logging=stderr", "--v=0", "--dump-dom", path.as_uri()
+    )
+    dom, err = _finish(dump)
+    _finish(screenshot)
+    assert _console_messages(err) == []
+    page = Page(dom)
+    assert expected in " ".join(page.text)
+    assert page.find("svg", "cluster")
+    width, height, pixels = _png_pixels(shot)
+    assert (width, height) == (1280, 1400)
+    assert len(pixels) > 50, f"screenshot has {len(pixels)} distinct colour(s)"
+    assert BLUE in pixels, "no pod colour in the screenshot"
