@@ -21,6 +21,12 @@ snapshot's :class:`~topospread.framework.node_table.NodeTable`), a Score plugin
 cannot answer this cycle in bulk, and the runtime then calls the per-node method. A batch
 answer must equal what the per-node calls would give, node for node.
 
+The binding cycle (``schedule_one.go`` ``bindingCycle``, after the chosen node is assumed):
+Reserve (each plugin in order; a failure runs every plugin's Unreserve, in reverse
+order), Permit, PreBind, Bind (the first plugin that does not Skip binds), PostBind
+(informational). A failure after Reserve runs Unreserve too. Plugins write through
+``Handle.binding``.
+
 EnqueueExtensions (``fwk.EnqueueExtensions``): a plugin that may reject pods (it has a
 PreFilter or Filter) declares with ``events_to_register()`` the cluster events that may
 make those pods schedulable (:mod:`topospread.framework.events`). The live scheduler's
@@ -35,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from topospread.framework.binding import BindingPort
 from topospread.framework.cycle_state import CycleState
 from topospread.framework.events import ClusterEventWithHint
 from topospread.framework.node_info import ClusterObjects, NodeInfo, Snapshot
@@ -48,18 +55,23 @@ __all__ = [
     "BatchFilterPlugin",
     "BatchNormalizeScore",
     "BatchScorePlugin",
+    "BindPlugin",
     "EnqueueExtensions",
     "FilterPlugin",
     "Handle",
     "NodeScore",
     "NodeToStatus",
+    "PermitPlugin",
     "Plugin",
+    "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",
+    "PreBindPlugin",
     "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
 ]
@@ -75,6 +87,9 @@ class Handle:
     snapshot: Snapshot
     objects: ClusterObjects = ClusterObjects()
     parallelism: int = 16
+    binding: BindingPort | None = None
+    """Where the binding cycle writes (:mod:`topospread.framework.binding`): the live API
+    or the simulated cluster; None where no pod is bound (``explain``, the planners)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,4 +312,53 @@ class EnqueueExtensions(Plugin, Protocol):
         """``EventsToRegister``: the events, each with an optional queueing hint. An empty
         sequence: no cluster event helps (only the pod's own update or the unschedulable
         timeout moves such a pod)."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    """Assumes what the pod will use on its node; Unreserve undoes it (``fwk.ReservePlugin``)."""
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Before the bind: a rejection or error fails the binding cycle."""
+        ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Undo ``reserve`` (idempotent; also called when this plugin's Reserve did not run)."""
+        ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    """Approves, rejects or delays the bind (``fwk.PermitPlugin``)."""
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """A status and, for Wait, how long to wait (topospread does not wait: Wait fails)."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    """Writes what the pod needs before it is bound (``fwk.PreBindPlugin``)."""
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Through ``Handle.binding``; an error fails the binding cycle."""
+        ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    """Binds the pod (``fwk.BindPlugin``); Skip leaves it to the next one."""
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """None when bound, Skip when not this plugin's pod, else an error."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    """Told that the pod was bound (``fwk.PostBindPlugin``)."""
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Informational; cannot fail."""
         ...

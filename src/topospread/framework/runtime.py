@@ -27,17 +27,22 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
     Handle,
     NodeScore,
     NodeToStatus,
+    PermitPlugin,
     Plugin,
+    PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ReservePlugin,
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
@@ -104,6 +109,17 @@ _RUNNABLE: Mapping[str, type] = {
     "pre_score": PreScorePlugin,
     "score": ScorePlugin,
 }
+
+_BINDING_CYCLE: Mapping[str, type] = {
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "pre_bind": PreBindPlugin,
+    "bind": BindPlugin,
+    "post_bind": PostBindPlugin,
+}
+"""The binding cycle's points: run where a plugin implements them; an upstream plugin
+enabled there that topospread's does not implement is carried by the caller (the live
+scheduler's DynamicResources and DefaultBinder) and not reported as unimplemented."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +214,11 @@ class Framework:
         self.pre_score_plugins: list[PreScorePlugin] = self._runnable("pre_score")
         self.score_plugins: list[ScorePlugin] = self._runnable("score")
         self.score_weights: dict[str, int] = self._score_weights(plugins)
+        self.reserve_plugins: list[ReservePlugin] = self._binding_cycle("reserve")
+        self.permit_plugins: list[PermitPlugin] = self._binding_cycle("permit")
+        self.pre_bind_plugins: list[PreBindPlugin] = self._binding_cycle("pre_bind")
+        self.bind_plugins: list[BindPlugin] = self._binding_cycle("bind")
+        self.post_bind_plugins: list[PostBindPlugin] = self._binding_cycle("post_bind")
         self._filters_for_skip: tuple[frozenset[str], list[FilterPlugin]] | None = None
         self.batch_enabled = True
         """Whether cycles with a node search may use the plugins' batch extensions;
@@ -214,7 +235,7 @@ class Framework:
         if name in IN_TREE_PLUGINS:
             return point in IN_TREE_PLUGINS[name]
         instance = self._instances.get(name)
-        protocol = _RUNNABLE.get(point)
+        protocol = _RUNNABLE.get(point) or _BINDING_CYCLE.get(point)
         return instance is not None and protocol is not None and isinstance(instance, protocol)
 
     def _expand(self, plugins: Plugins, point: str) -> list[str]:
@@ -251,6 +272,14 @@ class Framework:
                 continue
             runnable.append(instance)
         return runnable
+
+    def _binding_cycle(self, point: str) -> list[Any]:
+        protocol = _BINDING_CYCLE[point]
+        return [
+            instance
+            for name in self._points[point]
+            if isinstance(instance := self._instances.get(name), protocol)
+        ]
 
     def _score_weights(self, plugins: Plugins) -> dict[str, int]:
         # getValidScoreWeights: the Score list's weight wins over multiPoint's; 0 means 1.
@@ -450,6 +479,75 @@ class Framework:
             return status  # rejected (or an Error) with the nominated pods: no second pass
         return self.run_filter_plugins(state, pod, node_info)
 
+    # -- the binding cycle (framework.go: RunReservePlugins*, RunPermitPlugins, ...) ----
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """``RunReservePluginsReserve``: each Reserve in order until one fails; a rejection
+        keeps its code (attributed to the plugin), an error is wrapped as upstream's
+        ``running Reserve plugin "NAME": ...``. The caller runs Unreserve on failure."""
+        for plugin in self.reserve_plugins:
+            status = plugin.reserve(state, pod, node_name)
+            if is_success(status):
+                continue
+            assert status is not None
+            if status.is_rejected:
+                return status.with_plugin(plugin.name)
+            return _wrapped("Reserve", plugin.name, status)
+        return Status(Code.SUCCESS)
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """``RunReservePluginsUnreserve``: every Unreserve, in the reverse order of Reserve."""
+        for plugin in reversed(self.reserve_plugins):
+            plugin.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """``RunPermitPlugins`` without waiting: a rejection keeps its code, an error (and a
+        Wait, which topospread does not support) becomes ``running Permit plugin ...``."""
+        for plugin in self.permit_plugins:
+            status, _timeout = plugin.permit(state, pod, node_name)
+            if is_success(status):
+                continue
+            assert status is not None
+            if status.is_rejected:
+                return status.with_plugin(plugin.name)
+            if status.code is Code.WAIT:
+                status = as_status("waiting on permit is not supported by topospread")
+            return _wrapped("Permit", plugin.name, status)
+        return Status(Code.SUCCESS)
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """``RunPreBindPlugins``: each PreBind in order until one fails (a Skip counts as
+        success); errors are wrapped as ``running PreBind plugin "NAME": ...``."""
+        for plugin in self.pre_bind_plugins:
+            status = plugin.pre_bind(state, pod, node_name)
+            if is_success(status) or (status is not None and status.is_skip):
+                continue
+            assert status is not None
+            if status.is_rejected:
+                return status.with_plugin(plugin.name)
+            return _wrapped("PreBind", plugin.name, status)
+        return Status(Code.SUCCESS)
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """``RunBindPlugins``: the first plugin that does not Skip binds; Skip when every
+        one skipped (or none runs: the caller's own binder, DefaultBinder, binds)."""
+        for plugin in self.bind_plugins:
+            status = plugin.bind(state, pod, node_name)
+            if status is not None and status.is_skip:
+                continue
+            if is_success(status):
+                return Status(Code.SUCCESS)
+            assert status is not None
+            if status.is_rejected:
+                return status.with_plugin(plugin.name)
+            return _wrapped("Bind", plugin.name, status)
+        return Status(Code.SKIP)
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """``RunPostBindPlugins``."""
+        for plugin in self.post_bind_plugins:
+            plugin.post_bind(state, pod, node_name)
+
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
@@ -597,6 +695,11 @@ class Framework:
             by_plugin[plugin.name] = raw
             totals += raw * self.score_weights.get(plugin.name, 1)
         return BatchScores(rows, by_plugin, totals), None
+
+
+def _wrapped(point: str, plugin: str, status: Status) -> Status:
+    # fwk.AsStatus(fmt.Errorf("running %s plugin %q: %w", ...)): an Error status.
+    return as_status(f'running {point} plugin "{plugin}": {status.message}')
 
 
 def score_error(plugin: str, message: str) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Final
 from topospread.client.source import NODES, PODS, RESOURCES, Resource
 from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
 from topospread.errors import ClusterError
+from topospread.framework.cycle_state import CycleState
 from topospread.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
@@ -45,7 +46,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects
 from topospread.framework.runtime import Framework, PluginFactory
-from topospread.framework.status import Code
+from topospread.framework.status import Code, is_success
 from topospread.model.kinds import KINDS
 from topospread.model.objects import Node, Pod
 from topospread.model.resources import pod_request_amounts
@@ -61,6 +62,7 @@ from topospread.scheduler.api import (
     patch_pod_status,
     truncate_message,
 )
+from topospread.scheduler.binding import ApiBinding
 from topospread.scheduler.cache import OBJECT_FIELDS, SchedulerCache, decode_one
 from topospread.scheduler.claims import (
     ClaimBindingError,
@@ -77,12 +79,6 @@ from topospread.scheduler.queue import (
     QueuedPodInfo,
     SchedulingQueue,
     build_queueing_hint_map,
-)
-from topospread.scheduler.volumes import (
-    AssumedVolumes,
-    VolumeBindingError,
-    bind_pod_volumes,
-    plan,
 )
 
 __all__ = ["INFORMER_RESOURCES", "Scheduler"]
@@ -105,9 +101,13 @@ UNSUPPORTED_CLAIMS_MESSAGE: Final = (
 
 @dataclass(slots=True)
 class Reservation:
-    """What Reserve assumed for a pod on its way to a node (Unreserve undoes it)."""
+    """What Reserve assumed for a pod on its way to a node (Unreserve undoes it): the
+    framework's binding cycle (its plugins' Reserve state), and DynamicResources' claims,
+    which the scheduler still reserves and writes itself."""
 
-    volumes: AssumedVolumes | None = None
+    framework: Framework
+    state: CycleState
+    node: str
     claims: ReservedClaims | None = None
     claims_written: bool = False
     """Whether PreBind began writing the claims (Unreserve then removes the reservation)."""
@@ -157,6 +157,8 @@ class Scheduler:
         self.profiles = {p.scheduler_name for p in self.configuration.profiles}
         self.search = NodeSearch(self.configuration.percentage_of_nodes_to_score)
         self._rng = random.Random(seed)
+        self.binding = ApiBinding(transport, self.cache, stopped=lambda: self._stop.is_set())
+        """The binding port the plugins' Reserve / PreBind / Unreserve write through."""
         self._frameworks: dict[str, Framework] = {}
         self._frameworks_generation = -1
         # buildQueueingHintMap: each profile's requeue events, from its enabled plugins.
@@ -363,7 +365,10 @@ class Scheduler:
         # Frameworks read the listed objects through their handle: rebuilt when any changed.
         if self._frameworks_generation != self.cache.objects_generation:
             handle = Handle(
-                self.cache.snapshot, self.cache.cluster_objects(), self.configuration.parallelism
+                self.cache.snapshot,
+                self.cache.cluster_objects(),
+                self.configuration.parallelism,
+                binding=self.binding,
             )
             frameworks = {}
             for profile in self.configuration.profiles:
@@ -401,17 +406,23 @@ class Scheduler:
             if node is not None and len(result.tied_nodes) > 1:
                 node = self._rng.choice(result.tied_nodes)
             assumed = self.cache.assume_pod(pod, node) if node is not None else None
-            volumes = None
-            claims = None
             reserve_error = ""
-            if assumed is not None and node is not None and pod.volumes:
-                volumes = self._reserve_volumes(pod, node)
-            if assumed is not None and node is not None and pod.resource_claims:
-                claims, reserve_error = self._reserve_claims(pod, node)
+            if assumed is not None and node is not None:
+                # The binding cycle's state; Reserve and Permit in upstream's order
+                # (schedulingCycle), DynamicResources' Reserve by hand after the plugins'.
+                reservation = Reservation(framework, CycleState(), node)
+                status = framework.run_reserve_plugins_reserve(reservation.state, pod, node)
+                if is_success(status) and pod.resource_claims:
+                    reservation.claims, reserve_error = self._reserve_claims(pod, node)
+                elif not is_success(status):
+                    reserve_error = status.message
+                if not reserve_error:
+                    status = framework.run_permit_plugins(reservation.state, pod, node)
+                    if not is_success(status):
+                        reserve_error = status.message
         if node is None or assumed is None:
             self._failure(info, result, cycle, start)
             return
-        reservation = Reservation(volumes, claims)
         if reserve_error:
             self._binding_cycle_failed(info, assumed, reservation, cycle, start, reserve_error)
             return
@@ -455,35 +466,9 @@ class Scheduler:
     def _unreserve(self, pod: Pod, reservation: Reservation) -> None:
         """Unreserve, in the reverse order of Reserve."""
         self._unreserve_claims(pod, reservation.claims, reservation.claims_written)
-        self._unreserve_volumes(reservation.volumes)
-
-    def _reserve_volumes(self, pod: Pod, node: str) -> AssumedVolumes | None:
-        # VolumeBinding's Reserve: assume the chosen volumes and claims (under the lock).
-        node_object = self.cache.nodes.get(node)
-        if node_object is None:
-            return None
-        volumes = plan(self.cache.cluster_objects(), pod, node_object)
-        if volumes is not None:
-            self.cache.assume_objects((*volumes.assumed_volumes, *volumes.assumed_claims))
-        return volumes
-
-    def _unreserve_volumes(self, volumes: AssumedVolumes | None) -> None:
-        if volumes is not None:
-            self.cache.restore_objects(
-                (*volumes.assumed_volumes, *volumes.assumed_claims), volumes.originals
-            )
-
-    def _bind_timeout(self, profile: str) -> float:
-        plugin = self._framework_map()[profile].plugin("VolumeBinding")
-        return float(getattr(plugin, "bind_timeout_seconds", 600))
-
-    def _volume_view(self, pod: Pod, node: str) -> tuple[ClusterObjects, Node | None, bool]:
-        with self.cache.lock:
-            return (
-                self.cache.cluster_objects(),
-                self.cache.nodes.get(node),
-                self.cache.pods.get(pod.key) is not None,
-            )
+        reservation.framework.run_reserve_plugins_unreserve(
+            reservation.state, pod, reservation.node
+        )
 
     def _bind(
         self,
@@ -517,22 +502,13 @@ class Scheduler:
     ) -> None:
         pod = info.pod
         profile = pod.scheduler_name
-        volumes = reservation.volumes
-        if volumes is not None and volumes.needs_binding:
-            try:
-                with self.cache.lock:
-                    timeout = self._bind_timeout(profile)
-                bind_pod_volumes(
-                    self.transport,
-                    pod,
-                    volumes,
-                    lambda: self._volume_view(pod, node),
-                    timeout=timeout,
-                    stopped=self._stop.is_set,
-                )
-            except VolumeBindingError as error:
-                self._binding_cycle_failed(info, assumed, reservation, cycle, start, str(error))
-                return
+        framework, state = reservation.framework, reservation.state
+        # bindingCycle: PreBind (the plugins', then DynamicResources' by hand), Bind (the
+        # plugins', else DefaultBinder's API bind here), PostBind.
+        status = framework.run_pre_bind_plugins(state, pod, node)
+        if not is_success(status):
+            self._binding_cycle_failed(info, assumed, reservation, cycle, start, status.message)
+            return
         if reservation.claims is not None:
             # Marked first: a failure part-way may have reserved some claims already.
             reservation.claims_written = True
@@ -541,13 +517,21 @@ class Scheduler:
             except (ClaimBindingError, ClusterError) as error:
                 self._binding_cycle_failed(info, assumed, reservation, cycle, start, str(error))
                 return
-        try:
-            response = bind_pod(self.transport, pod, node)
-            status = response.status
-            detail = response.data[:300].decode(errors="replace")
-        except ClusterError as error:
-            status, detail = 0, str(error)
-        if 200 <= status < 300:
+        bound = framework.run_bind_plugins(state, pod, node)
+        if not bound.is_skip:
+            if not is_success(bound):
+                self._binding_cycle_failed(info, assumed, reservation, cycle, start, bound.message)
+                return
+            http_status, detail = 201, ""
+        else:
+            try:
+                response = bind_pod(self.transport, pod, node)
+                http_status = response.status
+                detail = response.data[:300].decode(errors="replace")
+            except ClusterError as error:
+                http_status, detail = 0, str(error)
+        if 200 <= http_status < 300:
+            framework.run_post_bind_plugins(state, pod, node)
             self.cache.finish_binding(assumed)
             self.queue.done(pod.key)
             self.scheduled += 1
@@ -572,19 +556,19 @@ class Scheduler:
             return
         self.cache.forget_pod(assumed)
         self._unreserve(pod, reservation)
-        if status in (404, 409):
+        if http_status in (404, 409):
             # Deleted, or bound by another client, while in flight: the informer has (or
             # will have) the pod as it is; nothing to retry.
             self.queue.done(pod.key)
             self.metrics.binds.labels("conflict").inc()
-            log.info("bind dropped", extra={"pod": pod.key, "node": node, "status": status})
+            log.info("bind dropped", extra={"pod": pod.key, "node": node, "status": http_status})
             return
         self.metrics.binds.labels("error").inc()
         self.metrics.schedule_attempts.labels("error", profile).inc()
         self.metrics.attempt_duration.labels("error", profile).observe(time.perf_counter() - start)
         log.warning(
             "bind failed, requeued",
-            extra={"pod": pod.key, "node": node, "status": status, "detail": detail},
+            extra={"pod": pod.key, "node": node, "status": http_status, "detail": detail},
         )
         message = f"Binding rejected: {detail}"
         info.unschedulable_plugins = frozenset()

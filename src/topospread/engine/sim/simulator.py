@@ -70,11 +70,12 @@ from typing import Final
 from topospread.engine.cycle import CycleResult, NodeSearch, schedule_one
 from topospread.engine.rebalance.plan import RebalancePlan, plan_rebalance
 from topospread.errors import InputError, TopospreadError, UnsupportedError
+from topospread.framework.cycle_state import CycleState
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.framework.runtime import Framework, PluginFactory
-from topospread.framework.status import Code
+from topospread.framework.status import Code, is_success
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
@@ -932,14 +933,18 @@ class Simulator:
             if self.autoscaler is not None:
                 self.autoscaler.wake_up()
             return
+        binding = self._binding_cycle(framework, pod, node)
+        if isinstance(binding, str):
+            # handleBindingCycleError: the pod waits for its next attempt.
+            queued.message = binding
+            self._unschedulable.add(record.key)
+            return
         del self._queued[record.key]
         self._forget_nomination(record)
         if record.pod.nominated_node_name:
             record.pod = replace(record.pod, nominated_node_name="")
-        if record.pod.volumes:
-            # VolumeBinding's PreBind: claims bound or provisioned before the pod is bound.
-            self.volumes.pod_scheduled(record.pod, self.state.nodes[node], self._objects)
         self.state.bind(record, node)
+        framework.run_post_bind_plugins(binding, pod, node)
         info = self.snapshot.get(node)
         assert info is not None
         info.add_pod(record.pod)
@@ -949,6 +954,22 @@ class Simulator:
         if record.owner is not None:
             # The pod is Ready now; its controller notices one second later.
             self._wake(record.owner, 1)
+
+    def _binding_cycle(self, framework: Framework, pod: Pod, node: str) -> CycleState | str:
+        """Reserve, Permit and PreBind in upstream's order (``schedule_one.go``), writing
+        into the simulated cluster (VolumeBinding's claims bound or provisioned before the
+        pod is bound): the cycle's state for PostBind, or, after Unreserve, the failure's
+        message. The bind itself (DefaultBinder) and PostBind are the caller's."""
+        state = CycleState()
+        status = framework.run_reserve_plugins_reserve(state, pod, node)
+        if is_success(status):
+            status = framework.run_permit_plugins(state, pod, node)
+        if is_success(status):
+            status = framework.run_pre_bind_plugins(state, pod, node)
+        if is_success(status):
+            return state
+        framework.run_reserve_plugins_unreserve(state, pod, node)
+        return status.message
 
     def _report_progress(self, steps_done: int | None = None) -> None:
         if self._progress is None:
@@ -998,7 +1019,9 @@ class Simulator:
             self._budgets_in_use = self._live_budgets()
             objects = replace(current, pod_disruption_budgets=self._budgets_in_use)
             self._objects = objects
-            handle = Handle(self.snapshot, objects, self.configuration.parallelism)
+            handle = Handle(
+                self.snapshot, objects, self.configuration.parallelism, binding=self.volumes
+            )
             self._frameworks = {
                 profile.scheduler_name: Framework(profile, self.registry, handle, self.features)
                 for profile in self.configuration.profiles

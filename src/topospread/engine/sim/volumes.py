@@ -33,10 +33,12 @@ placement depends on it:
   class's first ``allowedTopologies`` term, else the segment of the first node (node order)
   that has one. The choice is deterministic where a real provisioner may pick any
   reachable segment.
-* **The scheduler's PreBind** (VolumeBinding): when a pod is bound, its unbound
+* **The scheduler's PreBind** (VolumeBinding): when a pod is bound, the plugin's own
+  Reserve and PreBind (``plugins/volumebinding``) run through this module's binding port
+  (:class:`VolumeControllers` is the simulator's
+  :class:`~topospread.framework.binding.BindingPort`): its unbound
   ``WaitForFirstConsumer`` claims are bound to the volumes the plugin matched on that node
-  (the plugin's own :func:`~topospread.plugins.volumebinding.volume_decision`) or
-  provisioned there.
+  or provisioned there.
 * **Admission**: a claim without ``storageClassName`` gets the default StorageClass
   (:func:`topospread.model.admission.admit_claim`, the DefaultStorageClass admission
   plugin: the newest class annotated default, then the first by name).
@@ -53,13 +55,13 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from fractions import Fraction
 from typing import Final
 
-from topospread.framework.node_info import ClusterObjects
+from topospread.framework.binding import VolumeCheck
 from topospread.model.admission import admit_claim
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
@@ -85,7 +87,6 @@ from topospread.model.storage import (
     PersistentVolumeClaim,
     StorageClass,
 )
-from topospread.plugins.volumebinding import volume_decision
 from topospread.plugins.volumebinding.binder import (
     claim_class,
     is_volume_bound_to_claim,
@@ -428,33 +429,49 @@ class VolumeControllers:
                 f"PersistentVolume {volume.name} released (claim {claim.key} deleted)",
             )
 
-    def pod_scheduled(self, pod: Pod, node: Node, objects: ClusterObjects) -> None:
-        """VolumeBinding's PreBind for ``pod`` on ``node``, then the controllers' reaction:
-        matched volumes get the claim's reference, claims to provision the selected node;
-        the PV controller and the provisioner then bind each claim."""
-        decision = volume_decision(objects, pod, node)
-        for binding in decision.static_bindings:
-            claim, volume = binding.pvc, binding.pv
-            annotations = {**volume.metadata.annotations, ANN_BOUND_BY_CONTROLLER: "yes"}
-            ref = ClaimReference(claim.name, claim.namespace, claim.metadata.uid)
-            self.state.put_storage(
-                replace(
-                    volume,
-                    metadata=replace(volume.metadata, annotations=annotations),
-                    claim_ref=ref,
-                ),
-                f"PersistentVolume {volume.name} chosen for {claim.key} on node {node.name}",
-            )
-            self._sync_key(claim.namespace, claim.name)
-        for provision in decision.dynamic_provisions:
-            claim = provision.pvc
-            current = self.state.claims.get((claim.namespace, claim.name), claim)
-            annotations = {**current.metadata.annotations, ANN_SELECTED_NODE: node.name}
-            selected = replace(current, metadata=replace(current.metadata, annotations=annotations))
-            self.state.put_storage(
-                selected, f"PersistentVolumeClaim {claim.key} selected node {node.name}"
-            )
-            self.sync_claim(selected)
+    # -- the binding port (VolumeBinding's Reserve / PreBind write here) -----------------
+
+    def bind_volume(
+        self, volume: PersistentVolume, claim: PersistentVolumeClaim, node_name: str
+    ) -> None:
+        """PreBind's volume update: the claim's reference, then the PV controller binds."""
+        annotations = {**volume.metadata.annotations, ANN_BOUND_BY_CONTROLLER: "yes"}
+        ref = ClaimReference(claim.name, claim.namespace, claim.metadata.uid)
+        self.state.put_storage(
+            replace(
+                volume,
+                metadata=replace(volume.metadata, annotations=annotations),
+                claim_ref=ref,
+            ),
+            f"PersistentVolume {volume.name} chosen for {claim.key} on node {node_name}",
+        )
+        self._sync_key(claim.namespace, claim.name)
+
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """PreBind's claim update: the selected node, then the provisioner provisions."""
+        current = self.state.claims.get((claim.namespace, claim.name), claim)
+        annotations = {**current.metadata.annotations, ANN_SELECTED_NODE: node_name}
+        selected = replace(current, metadata=replace(current.metadata, annotations=annotations))
+        self.state.put_storage(
+            selected, f"PersistentVolumeClaim {claim.key} selected node {node_name}"
+        )
+        self.sync_claim(selected)
+
+    def assume_objects(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+        """Nothing to assume: the binding cycle runs in the same instant as the cycle."""
+
+    def restore_objects(
+        self,
+        assumed: Sequence[PersistentVolume | PersistentVolumeClaim],
+        originals: Sequence[PersistentVolume | PersistentVolumeClaim],
+    ) -> None:
+        """Nothing was assumed."""
+
+    def wait_for_volumes(
+        self, node_name: str, pod_key: str, check: VolumeCheck, timeout: float
+    ) -> None:
+        """Nothing to wait for: the controllers acted in the instant of the writes (a claim
+        they cannot bind is left as it is, and the pod bound, as before)."""
 
     # -- the PV controller and the provisioner --------------------------------------------
 

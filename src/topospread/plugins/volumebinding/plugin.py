@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from topospread.errors import ConfigError
+from topospread.framework.binding import BindingError
 from topospread.framework.config.types import VolumeBindingArgs
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
 from topospread.framework.events import (
@@ -53,6 +54,11 @@ from topospread.framework.node_info import NodeInfo
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import Pod
 from topospread.plugins import names
+from topospread.plugins.volumebinding.assume import (
+    AssumedVolumes,
+    assume_pod_volumes,
+    check_bindings,
+)
 from topospread.plugins.volumebinding.binder import (
     BinderError,
     PodVolumeClaims,
@@ -70,6 +76,20 @@ __all__ = ["ERR_UNBOUND_IMMEDIATE", "NAME", "STATE_KEY", "VolumeBinding", "new"]
 
 NAME: Final = names.VOLUME_BINDING
 STATE_KEY: Final = NAME
+RESERVE_STATE_KEY: Final = f"{NAME}/reserved"
+"""Reserve's assumptions, for PreBind and Unreserve."""
+
+
+@dataclass(slots=True)
+class _Reserved:
+    """What Reserve assumed (None: nothing to write); Unreserve restores it once."""
+
+    assumed: AssumedVolumes | None
+    restored: bool = False
+
+    def clone(self) -> _Reserved:
+        return self
+
 
 ERR_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 """PreFilter reason: a claim that should have been bound already is not."""
@@ -115,6 +135,63 @@ class VolumeBinding:
     def name(self) -> str:
         """``VolumeBinding``."""
         return NAME
+
+    # -- the binding cycle (volume_binding.go: Reserve, PreBind, Unreserve) ------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``Reserve``: assume the chosen volumes and claims (``AssumePodVolumes``) through
+        ``Handle.binding``; nothing to do for a pod whose claims are all bound."""
+        node_info = self._handle.snapshot.get(node_name)
+        assumed = (
+            assume_pod_volumes(self._handle.objects, pod, node_info.node)
+            if node_info is not None and pod.volumes
+            else None
+        )
+        state.write(RESERVE_STATE_KEY, _Reserved(assumed))
+        if assumed is not None and self._handle.binding is not None:
+            self._handle.binding.assume_objects((*assumed.assumed_volumes, *assumed.assumed_claims))
+        return None
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``PreBind`` (``BindPodVolumes``): write the static bindings and the selected
+        node, then wait until the claims are bound, up to ``bindTimeoutSeconds``."""
+        try:
+            assumed = state.read(RESERVE_STATE_KEY, _Reserved).assumed
+        except (StateNotFoundError, TypeError):
+            return None
+        if assumed is None or not assumed.needs_binding:
+            return None
+        binding = self._handle.binding
+        if binding is None:
+            return as_status("binding volumes: no binding port")
+        try:
+            for static in assumed.decision.static_bindings:
+                binding.bind_volume(static.pv, static.pvc, node_name)
+            for provision in assumed.decision.dynamic_provisions:
+                binding.select_node(provision.pvc, node_name)
+            binding.wait_for_volumes(
+                node_name,
+                pod.key,
+                lambda objects, node, exists: check_bindings(objects, node, exists, assumed),
+                float(self.bind_timeout_seconds),
+            )
+        except BindingError as error:
+            return as_status(f"binding volumes: {error}")
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """``Unreserve`` (``RevertAssumedPodVolumes``): the stored objects win again."""
+        try:
+            reserved = state.read(RESERVE_STATE_KEY, _Reserved)
+        except (StateNotFoundError, TypeError):
+            return
+        assumed = reserved.assumed
+        if assumed is None or reserved.restored or self._handle.binding is None:
+            return
+        reserved.restored = True
+        self._handle.binding.restore_objects(
+            (*assumed.assumed_volumes, *assumed.assumed_claims), assumed.originals
+        )
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``EventsToRegister`` (``volumebinding/volume_binding.go``). Upstream's hints

@@ -1,0 +1,77 @@
+"""The binding port: what the binding cycle's plugins write, and where.
+
+Upstream's Reserve / PreBind plugins write through the scheduler's clients and caches
+(VolumeBinding's ``volumeBinder``: ``AssumePodVolumes`` on its assume caches,
+``BindPodVolumes``' ``bindAPIUpdate`` and ``checkBindings`` polling,
+``pkg/scheduler/framework/plugins/volumebinding/binder.go``). Here the plugins own that
+logic and write through one small port, implemented twice:
+
+* the live scheduler's (``topospread.scheduler.binding``): the informer cache for the
+  assumptions, the API server for the writes (each carrying the object's
+  ``resourceVersion``, so a concurrent change answers 409 and the pod is retried), and a
+  poll of the informer cache for the controllers' work;
+* the simulator's (``topospread.engine.sim.binding``): the in-memory cluster, whose
+  controllers act in the instant of the write, so there is nothing to wait for.
+
+The framework itself does no I/O: this module is only the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from topospread.framework.node_info import ClusterObjects
+from topospread.model.objects import Node
+from topospread.model.storage import PersistentVolume, PersistentVolumeClaim
+
+__all__ = ["BindingError", "BindingPort", "VolumeCheck"]
+
+VolumeCheck = Callable[[ClusterObjects, Node | None, bool], bool]
+"""``checkBindings`` over a view of the cluster: (objects, the node, whether the pod still
+exists) -> True when every claim is bound; raises :class:`BindingError` when the binding
+can no longer succeed."""
+
+
+class BindingError(Exception):
+    """A write or wait of the binding cycle failed; the message is upstream's error text
+    (the plugin wraps it as its status)."""
+
+
+class BindingPort(Protocol):
+    """The writes the binding cycle's plugins make (``Handle.binding``)."""
+
+    def assume_objects(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+        """Reserve: these objects stand in for the stored ones until confirmed or restored
+        (``AssumePodVolumes`` on the assume caches)."""
+        ...
+
+    def restore_objects(
+        self,
+        assumed: Sequence[PersistentVolume | PersistentVolumeClaim],
+        originals: Sequence[PersistentVolume | PersistentVolumeClaim],
+    ) -> None:
+        """Unreserve: drop the assumptions, the stored objects win again
+        (``RevertAssumedPodVolumes``)."""
+        ...
+
+    def bind_volume(
+        self, volume: PersistentVolume, claim: PersistentVolumeClaim, node_name: str
+    ) -> None:
+        """PreBind: give ``volume`` the claim's ``claimRef`` (``bindAPIUpdate``'s volume
+        update, with ``bound-by-controller`` unless it was pre-bound to the claim), for a
+        pod going to ``node_name``."""
+        ...
+
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """PreBind: annotate ``claim`` with ``volume.kubernetes.io/selected-node``, so its
+        volume is provisioned there (``bindAPIUpdate``'s claim update)."""
+        ...
+
+    def wait_for_volumes(
+        self, node_name: str, pod_key: str, check: VolumeCheck, timeout: float
+    ) -> None:
+        """PreBind: wait until ``check`` says every claim is bound (the PV controller and
+        the provisioner at work), polling once a second up to ``timeout`` seconds; raise
+        :class:`BindingError` (``context deadline exceeded``) after it."""
+        ...

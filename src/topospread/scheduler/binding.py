@@ -1,0 +1,166 @@
+"""The live scheduler's binding port: the informer cache and the API server.
+
+Implements :class:`topospread.framework.binding.BindingPort` for the plugins' Reserve,
+PreBind and Unreserve (VolumeBinding's, ``plugins/volumebinding``):
+
+* assumptions go into the informer cache (:meth:`SchedulerCache.assume_objects`), so the
+  next cycles do not hand the same PersistentVolume to another claim; restoring puts the
+  informer's copies back;
+* each static binding writes the volume's ``claimRef`` (and
+  ``pv.kubernetes.io/bound-by-controller: "yes"`` unless it was pre-bound to the claim),
+  each claim to provision gets ``volume.kubernetes.io/selected-node``
+  (``bindAPIUpdate``); every write carries the ``resourceVersion`` just read, so a volume
+  another scheduler took in the meantime answers 409 and the pod is retried, as
+  upstream's ``Update`` of its cached copy does;
+* the wait polls the informer cache every second (``PollUntilContextTimeout`` without an
+  immediate first check) until the plugin's ``checkBindings`` holds, the timeout passes
+  or the scheduler stops.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import orjson
+
+from topospread.client.source import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Resource
+from topospread.client.transport import Request, Response, Transport, status_message
+from topospread.framework.binding import BindingError, VolumeCheck
+from topospread.model.storage import (
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_SELECTED_NODE,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
+from topospread.scheduler.cache import SchedulerCache
+
+__all__ = ["POLL_INTERVAL", "ApiBinding"]
+
+POLL_INTERVAL: Final = 1.0
+"""``BindPodVolumes`` polls its caches once a second."""
+
+
+class ApiBinding:
+    """The binding port over the live API and the scheduler's cache."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        cache: SchedulerCache,
+        *,
+        stopped: Callable[[], bool] = lambda: False,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.transport = transport
+        self.cache = cache
+        self.stopped = stopped
+        self.poll_interval = poll_interval
+
+    # -- Reserve / Unreserve -------------------------------------------------------------
+
+    def assume_objects(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+        """Into the cache until the informer confirms or Unreserve restores."""
+        self.cache.assume_objects(assumed)
+
+    def restore_objects(
+        self,
+        assumed: Sequence[PersistentVolume | PersistentVolumeClaim],
+        originals: Sequence[PersistentVolume | PersistentVolumeClaim],
+    ) -> None:
+        """The informer's copies win again."""
+        self.cache.restore_objects(assumed, originals)
+
+    # -- PreBind -------------------------------------------------------------------------
+
+    def bind_volume(
+        self, volume: PersistentVolume, claim: PersistentVolumeClaim, node_name: str
+    ) -> None:
+        """``bindAPIUpdate``'s volume update: claimRef, bound-by-controller unless pre-bound."""
+
+        def set_claim_ref(obj: dict[str, Any]) -> dict[str, Any]:
+            ref = (obj.get("spec") or {}).get("claimRef") or {}
+            patch: dict[str, Any] = {
+                "spec": {
+                    "claimRef": {
+                        "kind": "PersistentVolumeClaim",
+                        "apiVersion": "v1",
+                        "namespace": claim.namespace,
+                        "name": claim.name,
+                        "uid": claim.metadata.uid,
+                    }
+                }
+            }
+            already = (
+                ref.get("name") == claim.name
+                and ref.get("namespace") == claim.namespace
+                and (not ref.get("uid") or ref.get("uid") == claim.metadata.uid)
+            )
+            annotations = (obj.get("metadata") or {}).get("annotations") or {}
+            if not already and ANN_BOUND_BY_CONTROLLER not in annotations:
+                patch["metadata"] = {"annotations": {ANN_BOUND_BY_CONTROLLER: "yes"}}
+            return patch
+
+        self._update(PERSISTENT_VOLUMES, volume.name, None, set_claim_ref)
+
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """``bindAPIUpdate``'s claim update: the selected-node annotation."""
+        self._update(
+            PERSISTENT_VOLUME_CLAIMS,
+            claim.name,
+            claim.namespace,
+            lambda _obj: {"metadata": {"annotations": {ANN_SELECTED_NODE: node_name}}},
+        )
+
+    def wait_for_volumes(
+        self, node_name: str, pod_key: str, check: VolumeCheck, timeout: float
+    ) -> None:
+        """Poll the informer cache until ``check`` holds (the PV controller's work)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            time.sleep(min(self.poll_interval, max(0.0, deadline - time.monotonic())))
+            with self.cache.lock:
+                objects = self.cache.cluster_objects()
+                node = self.cache.nodes.get(node_name)
+                exists = self.cache.pods.get(pod_key) is not None
+            if check(objects, node, exists):
+                return
+            if time.monotonic() >= deadline or self.stopped():
+                raise BindingError("context deadline exceeded")
+
+    # -- the API -------------------------------------------------------------------------
+
+    def _get(self, resource: Resource, name: str, namespace: str | None) -> Any:
+        response = self.transport.send(Request("GET", resource.path(namespace, name)))
+        if response.status != 200:
+            raise BindingError(_api_error("get", resource, name, response))
+        return orjson.loads(response.data)
+
+    def _update(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None,
+        change: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> None:
+        # Read, then write the change with the read resourceVersion: the API server refuses
+        # it (409) when the object changed meanwhile, as upstream's Update of its cached copy.
+        obj = self._get(resource, name, namespace)
+        patch = change(obj)
+        patch.setdefault("metadata", {})["resourceVersion"] = obj["metadata"]["resourceVersion"]
+        response = self.transport.send(
+            Request(
+                "PATCH",
+                resource.path(namespace, name),
+                body=json.dumps(patch).encode(),
+                content_type="application/merge-patch+json",
+            )
+        )
+        if not 200 <= response.status < 300:
+            raise BindingError(_api_error("update", resource, name, response))
+
+
+def _api_error(verb: str, resource: Resource, name: str, response: Response) -> str:
+    return f"{verb} {resource.plural} {name!r}: {status_message(response)}"

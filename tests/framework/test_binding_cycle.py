@@ -1,0 +1,123 @@
+"""The framework's binding-cycle runners, as upstream's frameworkImpl runs them
+(``pkg/scheduler/framework/runtime/framework.go``: RunReservePluginsReserve / Unreserve,
+RunPermitPlugins, RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from topospread.framework.config.decode import default_configuration
+from topospread.framework.config.types import PluginRef, Plugins, PluginSet, Profile
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.interfaces import Handle
+from topospread.framework.node_info import Snapshot
+from topospread.framework.runtime import Framework
+from topospread.framework.status import Code, Status
+from topospread.model.objects import ObjectMeta, Pod
+from topospread.plugins.registry import registry
+
+POD = Pod(ObjectMeta(name="p", namespace="default", uid="u"))
+
+
+class Recorder:
+    def __init__(self, name: str, log: list[str], **statuses: Status) -> None:
+        self.name = name
+        self.log = log
+        self.statuses = statuses
+
+    def _run(self, point: str) -> Status | None:
+        self.log.append(f"{self.name}.{point}")
+        return self.statuses.get(point)
+
+    def reserve(self, state, pod, node_name):
+        return self._run("reserve")
+
+    def unreserve(self, state, pod, node_name):
+        self._run("unreserve")
+
+    def permit(self, state, pod, node_name):
+        return self._run("permit"), 0.0
+
+    def pre_bind(self, state, pod, node_name):
+        return self._run("pre_bind")
+
+    def bind(self, state, pod, node_name):
+        return self._run("bind")
+
+    def post_bind(self, state, pod, node_name):
+        self._run("post_bind")
+
+
+def framework(*plugins: Recorder) -> Framework:
+    refs = tuple(PluginRef(p.name) for p in plugins)
+    profile = replace_plugins(Plugins(multi_point=PluginSet(enabled=refs)))
+    factories = {p.name: _factory(p) for p in plugins}
+    return Framework(profile, factories, Handle(Snapshot([])))
+
+
+def _factory(plugin: Recorder):
+    return lambda args, handle, features: plugin
+
+
+def replace_plugins(plugins: Plugins) -> Profile:
+    return replace(default_configuration().profiles[0], plugins=plugins)
+
+
+def test_reserve_runs_in_order_and_unreserve_in_reverse():
+    log: list[str] = []
+    fw = framework(Recorder("A", log), Recorder("B", log))
+    state = CycleState()
+    assert fw.run_reserve_plugins_reserve(state, POD, "n").code is Code.SUCCESS
+    fw.run_reserve_plugins_unreserve(state, POD, "n")
+    assert log == ["A.reserve", "B.reserve", "B.unreserve", "A.unreserve"]
+
+
+def test_a_reserve_error_stops_and_is_wrapped_a_rejection_is_attributed():
+    log: list[str] = []
+    fw = framework(Recorder("A", log, reserve=Status(Code.ERROR, ("boom",))), Recorder("B", log))
+    status = fw.run_reserve_plugins_reserve(CycleState(), POD, "n")
+    assert (status.code, status.message) == (Code.ERROR, 'running Reserve plugin "A": boom')
+    assert log == ["A.reserve"]
+    fw = framework(Recorder("A", log, reserve=Status(Code.UNSCHEDULABLE, ("full",))))
+    status = fw.run_reserve_plugins_reserve(CycleState(), POD, "n")
+    assert (status.code, status.plugin, status.message) == (Code.UNSCHEDULABLE, "A", "full")
+
+
+def test_permit_wait_is_not_supported():
+    fw = framework(Recorder("A", [], permit=Status(Code.WAIT)))
+    status = fw.run_permit_plugins(CycleState(), POD, "n")
+    assert status.message == (
+        'running Permit plugin "A": waiting on permit is not supported by topospread'
+    )
+
+
+def test_prebind_skips_continue_errors_stop():
+    log: list[str] = []
+    fw = framework(
+        Recorder("A", log, pre_bind=Status(Code.SKIP)),
+        Recorder("B", log, pre_bind=Status(Code.ERROR, ("no",))),
+        Recorder("C", log),
+    )
+    status = fw.run_pre_bind_plugins(CycleState(), POD, "n")
+    assert status.message == 'running PreBind plugin "B": no'
+    assert log == ["A.pre_bind", "B.pre_bind"]
+
+
+def test_bind_the_first_plugin_that_does_not_skip_binds_then_postbind():
+    log: list[str] = []
+    fw = framework(Recorder("A", log, bind=Status(Code.SKIP)), Recorder("B", log))
+    assert fw.run_bind_plugins(CycleState(), POD, "n").code is Code.SUCCESS
+    fw.run_post_bind_plugins(CycleState(), POD, "n")
+    assert log == ["A.bind", "B.bind", "A.post_bind", "B.post_bind"]
+    # Every plugin skipping leaves the bind to the caller's binder (DefaultBinder).
+    fw = framework(Recorder("A", [], bind=Status(Code.SKIP)))
+    assert fw.run_bind_plugins(CycleState(), POD, "n").code is Code.SKIP
+
+
+def test_the_default_profile_runs_volume_bindings_binding_cycle():
+    fw = Framework(default_configuration().profiles[0], registry(), Handle(Snapshot([])))
+    assert [p.name for p in fw.reserve_plugins] == ["VolumeBinding"]
+    assert [p.name for p in fw.pre_bind_plugins] == ["VolumeBinding"]
+    assert fw.bind_plugins == []  # DefaultBinder: the caller's API bind
+    # The binding cycle's upstream-only plugins are not reported as unimplemented.
+    assert not {"reserve", "pre_bind", "bind", "permit"} & set(fw.unimplemented)
