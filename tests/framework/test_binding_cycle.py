@@ -114,10 +114,11 @@ def test_bind_the_first_plugin_that_does_not_skip_binds_then_postbind():
     assert fw.run_bind_plugins(CycleState(), POD, "n").code is Code.SKIP
 
 
-def test_the_default_profile_runs_volume_bindings_binding_cycle():
+def test_the_default_profile_runs_the_volume_and_claim_binding_cycles_in_upstreams_order():
+    # v1.37.1's default plugins: VolumeBinding before DynamicResources; Unreserve reverses.
     fw = Framework(default_configuration().profiles[0], registry(), Handle(Snapshot([])))
-    assert [p.name for p in fw.reserve_plugins] == ["VolumeBinding"]
-    assert [p.name for p in fw.pre_bind_plugins] == ["VolumeBinding"]
+    assert [p.name for p in fw.reserve_plugins] == ["VolumeBinding", "DynamicResources"]
+    assert [p.name for p in fw.pre_bind_plugins] == ["VolumeBinding", "DynamicResources"]
     assert fw.bind_plugins == []  # DefaultBinder: the caller's API bind
     # The binding cycle's upstream-only plugins are not reported as unimplemented.
     assert not {"reserve", "pre_bind", "bind", "permit"} & set(fw.unimplemented)

@@ -9,13 +9,21 @@ import pytest
 
 from topospread.client.transport import FakeTransport, Request, Response
 from topospread.engine.cluster import Cluster
+from topospread.framework.config.decode import default_configuration
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.interfaces import Handle
+from topospread.framework.runtime import Framework
+from topospread.framework.status import Code
 from topospread.io.loader import decode_objects
 from topospread.model.objects import Pod
+from topospread.plugins.dynamicresources.allocation import plan_allocations
+from topospread.plugins.registry import registry
+from topospread.scheduler.binding import ApiBinding
+from topospread.scheduler.cache import SchedulerCache
 from topospread.scheduler.claims import (
     ClaimBindingError,
     bind_pod_claims,
     render_allocation,
-    reserve_claims,
 )
 from topospread.testing.dra import (
     DRIVER,
@@ -43,7 +51,7 @@ def _reserve(objects: list[dict[str, Any]], pod: dict[str, Any]):
     (decoded_pod,), _ = decode_objects([pod], "pod")
     assert isinstance(decoded_pod, Pod)
     cluster = Cluster.from_objects(decoded)
-    return decoded_pod, reserve_claims(cluster.objects, decoded_pod, cluster.nodes[0])
+    return decoded_pod, plan_allocations(cluster.objects, decoded_pod, cluster.nodes[0])
 
 
 class ApiServer:
@@ -195,10 +203,49 @@ def test_a_claim_allocated_elsewhere_meanwhile_fails_in_upstreams_words():
     with pytest.raises(ClaimBindingError) as failure:
         bind_pod_claims(FakeTransport(ApiServer(taken)), pod, reserved)
 
-    assert str(failure.value) == (
+    # The framework prefixes it: running PreBind plugin "DynamicResources": ... (below).
+    assert str(failure.value) == "claim default/c got allocated elsewhere in the meantime"
+
+
+def test_the_plugins_binding_cycle_through_the_live_port_in_upstreams_words():
+    # DynamicResources' Reserve assumes the allocation in the scheduler's cache, its
+    # PreBind writes through the API port, the framework words the failure as upstream.
+    owned = claim("c", [request("gpu")])
+    objects = [node("n1"), GPU_CLASS, slice_("s1", [device("gpu-0")], node_name="n1"), owned]
+    decoded, _ = decode_objects(objects, "cluster")
+    (pod,), _ = decode_objects([incoming(ref("gpu", claim_name="c"))], "pod")
+    cluster = Cluster.from_objects(decoded)
+    taken = json.loads(json.dumps(owned))
+    taken["status"] = {"allocation": allocation("n2", (DRIVER, "n2", "gpu-0"))}
+    cache = SchedulerCache()
+    for obj in cluster.objects.resource_claims:
+        cache.set_object(obj)
+    port = ApiBinding(FakeTransport(ApiServer(taken)), cache)
+    handle = Handle(cluster.snapshot(), cluster.objects, binding=port)
+    framework = Framework(default_configuration().profiles[0], registry(), handle)
+    state = CycleState()
+
+    assert framework.run_reserve_plugins_reserve(state, pod, "n1").code is Code.SUCCESS
+    (assumed,) = cache.cluster_objects().resource_claims
+    assert assumed.allocation is not None  # the next cycles see gpu-0 in use
+    status = framework.run_pre_bind_plugins(state, pod, "n1")
+    assert status.message == (
         'running PreBind plugin "DynamicResources": '
         "claim default/c got allocated elsewhere in the meantime"
     )
+    # Unreserve: the assumption goes, and (PreBind having begun) the pod is taken out of
+    # the claim's reservedFor with upstream's strategic-merge patch.
+    unreserve: list[Request] = []
+    port.transport = FakeTransport(lambda r: unreserve.append(r) or Response(200, b"{}"))
+    framework.run_reserve_plugins_unreserve(state, pod, "n1")
+    (restored,) = cache.cluster_objects().resource_claims
+    assert restored.allocation is None
+    (patch,) = unreserve
+    assert (patch.method, patch.path) == ("PATCH", f"{CLAIMS}/c/status")
+    assert patch.content_type == "application/strategic-merge-patch+json"
+    assert json.loads(patch.body)["status"] == {
+        "reservedFor": [{"$patch": "delete", "uid": pod.metadata.uid}]
+    }
 
 
 def test_a_claim_config_for_a_subrequest_not_chosen_is_left_out():
@@ -222,7 +269,7 @@ def test_a_claim_config_for_a_subrequest_not_chosen_is_left_out():
         owned,
     ]
     _, reserved = _reserve(objects, incoming(ref("gpu", claim_name="c")))
-    [planned] = reserved.planned
+    [planned] = reserved
 
     rendered = render_allocation(planned, owned, lambda name: None)
 

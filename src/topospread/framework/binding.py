@@ -19,18 +19,35 @@ The framework itself does no I/O: this module is only the protocol.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from topospread.framework.node_info import ClusterObjects
-from topospread.model.objects import Node
+from topospread.model.objects import Node, Pod
+from topospread.model.resource import AllocationResult, ResourceClaim
 from topospread.model.storage import PersistentVolume, PersistentVolumeClaim
 
-__all__ = ["BindingError", "BindingPort", "VolumeCheck"]
+__all__ = ["AssumedObject", "BindingError", "BindingPort", "ClaimAllocation", "VolumeCheck"]
+
+AssumedObject = PersistentVolume | PersistentVolumeClaim | ResourceClaim
+"""What Reserve assumes: VolumeBinding's volumes and claims, DynamicResources' claims."""
 
 VolumeCheck = Callable[[ClusterObjects, Node | None, bool], bool]
 """``checkBindings`` over a view of the cluster: (objects, the node, whether the pod still
 exists) -> True when every claim is bound; raises :class:`BindingError` when the binding
 can no longer succeed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAllocation:
+    """One of the pod's ResourceClaims at Reserve: ``allocation`` is what this scheduler
+    allocates (None when the claim was allocated already and only needs the pod's
+    reservation)."""
+
+    claim: ResourceClaim
+    allocation: AllocationResult | None
+    class_requests: tuple[tuple[str, str], ...] = ()
+    """(device class, qualified request) in request order, for the class configs."""
 
 
 class BindingError(Exception):
@@ -41,15 +58,15 @@ class BindingError(Exception):
 class BindingPort(Protocol):
     """The writes the binding cycle's plugins make (``Handle.binding``)."""
 
-    def assume_objects(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+    def assume_objects(self, assumed: Sequence[AssumedObject]) -> None:
         """Reserve: these objects stand in for the stored ones until confirmed or restored
-        (``AssumePodVolumes`` on the assume caches)."""
+        (``AssumePodVolumes``, ``SignalClaimPendingAllocation`` on the assume caches)."""
         ...
 
     def restore_objects(
         self,
-        assumed: Sequence[PersistentVolume | PersistentVolumeClaim],
-        originals: Sequence[PersistentVolume | PersistentVolumeClaim],
+        assumed: Sequence[AssumedObject],
+        originals: Sequence[AssumedObject],
     ) -> None:
         """Unreserve: drop the assumptions, the stored objects win again
         (``RevertAssumedPodVolumes``)."""
@@ -74,4 +91,16 @@ class BindingPort(Protocol):
         """PreBind: wait until ``check`` says every claim is bound (the PV controller and
         the provisioner at work), polling once a second up to ``timeout`` seconds; raise
         :class:`BindingError` (``context deadline exceeded``) after it."""
+        ...
+
+    def reserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """PreBind (DynamicResources' ``bindClaim`` per claim): the claims this scheduler
+        allocates get the delete-protection finalizer and ``status.allocation``, every
+        claim the pod in ``status.reservedFor``; conflicts retried on the claim read again.
+        Raises :class:`BindingError` with upstream's text."""
+        ...
+
+    def unreserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """Unreserve's write: take the pod out of the claims' ``reservedFor`` (failures
+        are logged, as upstream logs them)."""
         ...

@@ -1,7 +1,8 @@
 """The live scheduler's binding port: the informer cache and the API server.
 
 Implements :class:`topospread.framework.binding.BindingPort` for the plugins' Reserve,
-PreBind and Unreserve (VolumeBinding's, ``plugins/volumebinding``):
+PreBind and Unreserve (VolumeBinding's, ``plugins/volumebinding``; DynamicResources',
+``plugins/dynamicresources``, whose claim writes are :mod:`topospread.scheduler.claims`):
 
 * assumptions go into the informer cache (:meth:`SchedulerCache.assume_objects`), so the
   next cycles do not hand the same PersistentVolume to another claim; restoring puts the
@@ -28,7 +29,9 @@ import orjson
 
 from topospread.client.source import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Resource
 from topospread.client.transport import Request, Response, Transport, status_message
-from topospread.framework.binding import BindingError, VolumeCheck
+from topospread.errors import ClusterError
+from topospread.framework.binding import AssumedObject, BindingError, ClaimAllocation, VolumeCheck
+from topospread.model.objects import Pod
 from topospread.model.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
@@ -36,6 +39,7 @@ from topospread.model.storage import (
     PersistentVolumeClaim,
 )
 from topospread.scheduler.cache import SchedulerCache
+from topospread.scheduler.claims import ClaimBindingError, bind_pod_claims, unreserve_claims
 
 __all__ = ["POLL_INTERVAL", "ApiBinding"]
 
@@ -61,14 +65,14 @@ class ApiBinding:
 
     # -- Reserve / Unreserve -------------------------------------------------------------
 
-    def assume_objects(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+    def assume_objects(self, assumed: Sequence[AssumedObject]) -> None:
         """Into the cache until the informer confirms or Unreserve restores."""
         self.cache.assume_objects(assumed)
 
     def restore_objects(
         self,
-        assumed: Sequence[PersistentVolume | PersistentVolumeClaim],
-        originals: Sequence[PersistentVolume | PersistentVolumeClaim],
+        assumed: Sequence[AssumedObject],
+        originals: Sequence[AssumedObject],
     ) -> None:
         """The informer's copies win again."""
         self.cache.restore_objects(assumed, originals)
@@ -129,6 +133,17 @@ class ApiBinding:
                 return
             if time.monotonic() >= deadline or self.stopped():
                 raise BindingError("context deadline exceeded")
+
+    def reserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """DynamicResources' ``bindClaim`` per claim (:func:`bind_pod_claims`)."""
+        try:
+            bind_pod_claims(self.transport, pod, planned)
+        except (ClaimBindingError, ClusterError) as error:
+            raise BindingError(str(error)) from None
+
+    def unreserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """The pod out of the claims' ``reservedFor`` (:func:`unreserve_claims`)."""
+        unreserve_claims(self.transport, pod, planned)
 
     # -- the API -------------------------------------------------------------------------
 

@@ -1,11 +1,10 @@
-"""DynamicResources' Reserve, PreBind and Unreserve for the live scheduler.
+"""DynamicResources' writes for the live scheduler's binding port (the API side).
 
-The engine decides that a pod's resource claims fit on a node; binding the pod must first
-make the claims real, as upstream's plugin does (``dynamicresources.go`` v1.37.1):
+The plugin (``plugins/dynamicresources``) plans the allocations in Reserve and assumes
+them through the port; its PreBind and Unreserve write through the port, which the live
+scheduler implements with these functions, as upstream's plugin writes
+(``dynamicresources.go`` v1.37.1):
 
-* Reserve: the allocation of each unallocated claim on the chosen node
-  (:func:`~topospread.plugins.dynamicresources.allocation.plan_allocations`) is assumed in
-  the cache, so the next cycles see its devices in use. Allocated claims are left alone.
 * PreBind (``bindClaim``), for each claim not yet reserved for the pod, retried on
   conflict (``retry.DefaultRetry``: 5 tries) with the claim read again: a claim being
   deleted fails (``claim ns/name got deleted in the meantime``); a claim this scheduler
@@ -16,16 +15,16 @@ make the claims real, as upstream's plugin does (``dynamicresources.go`` v1.37.1
   UpdateStatus are merge patches here, each with the resourceVersion read, so they fail
   (and are retried) exactly when upstream's would. Devices with binding conditions are
   refused before the cycle, so PreBind never waits.
-* Unreserve: the assumed claims are dropped; a reservation PreBind already wrote is
-  removed with upstream's strategic-merge patch of ``status`` (errors only logged).
+* Unreserve: a reservation PreBind already wrote is removed with upstream's
+  strategic-merge patch of ``status`` (errors only logged).
 
 The allocation's ``devices.config`` is assembled here from the DeviceClass and claim as
 the API serves them (``allocator_incubating.go``): the configs of each class used, in
 request order, each listing the requests that used the class; then the claim's configs
 that apply to an allocated request; a config that applies to every request lists none.
 
-Failures are the pod's scheduling error, worded as upstream's PreBind wraps them:
-``running PreBind plugin "DynamicResources": ...``.
+Failures are the pod's scheduling error, worded as upstream's PreBind wraps them (the
+framework adds ``running PreBind plugin "DynamicResources": ``).
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -42,24 +40,20 @@ import orjson
 
 from topospread.client.source import DEVICE_CLASSES, RESOURCE_CLAIMS
 from topospread.client.transport import Request, Transport, status_message
-from topospread.framework.node_info import ClusterObjects
-from topospread.model.objects import Node, NodeSelector, NodeSelectorRequirement, Pod
+from topospread.framework.binding import ClaimAllocation
+from topospread.model.objects import NodeSelector, NodeSelectorRequirement, Pod
 from topospread.model.resource import ResourceClaim
-from topospread.plugins.dynamicresources.allocation import ClaimAllocation, plan_allocations
 
 __all__ = [
     "DELETE_PROTECTION_FINALIZER",
-    "PREBIND_PREFIX",
     "ClaimBindingError",
-    "ReservedClaims",
     "bind_pod_claims",
-    "reserve_claims",
+    "render_allocation",
     "unreserve_claims",
 ]
 
 log = logging.getLogger("topospread.scheduler")
 
-PREBIND_PREFIX: Final = 'running PreBind plugin "DynamicResources": '
 DELETE_PROTECTION_FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 """``resourceapi.Finalizer``: set by the scheduler on a claim it allocates."""
 CONFLICT_RETRIES: Final = 5
@@ -69,31 +63,6 @@ _RETRY_DELAY: Final = 0.01
 
 class ClaimBindingError(Exception):
     """PreBind failed; the message is the status text upstream reports."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReservedClaims:
-    """What Reserve decided for one pod on one node."""
-
-    node: str
-    planned: tuple[ClaimAllocation, ...]
-    assumed: tuple[ResourceClaim, ...]
-    """The claims as assumed in the cache (allocated), standing in for ``originals``."""
-    originals: tuple[ResourceClaim, ...]
-
-
-def reserve_claims(objects: ClusterObjects, pod: Pod, node: Node) -> ReservedClaims:
-    """Reserve: the allocations to make on ``node`` and the claims to assume allocated.
-
-    Raises the allocator's errors when the claims no longer fit."""
-    planned = tuple(plan_allocations(objects, pod, node))
-    assumed: list[ResourceClaim] = []
-    originals: list[ResourceClaim] = []
-    for item in planned:
-        if item.allocation is not None:
-            originals.append(item.claim)
-            assumed.append(replace(item.claim, allocation=item.allocation))
-    return ReservedClaims(node.name, planned, tuple(assumed), tuple(originals))
 
 
 def _key(claim: ResourceClaim) -> str:
@@ -206,9 +175,11 @@ def _bind_claim(
     raise ClaimBindingError(conflict)
 
 
-def bind_pod_claims(transport: Transport, pod: Pod, reserved: ReservedClaims) -> list[str]:
+def bind_pod_claims(
+    transport: Transport, pod: Pod, planned: Sequence[ClaimAllocation]
+) -> list[str]:
     """PreBind: allocate and reserve each claim for ``pod``; the keys of the claims now
-    reserved for it. Raises :class:`ClaimBindingError` with upstream's status text."""
+    reserved for it. Raises :class:`ClaimBindingError` with upstream's error text."""
     classes: dict[str, dict[str, Any] | None] = {}
 
     def device_class(name: str) -> dict[str, Any] | None:
@@ -218,19 +189,16 @@ def bind_pod_claims(transport: Transport, pod: Pod, reserved: ReservedClaims) ->
         return classes[name]
 
     done: list[str] = []
-    try:
-        for item in reserved.planned:
-            _bind_claim(transport, pod, item, device_class)
-            done.append(_key(item.claim))
-    except ClaimBindingError as error:
-        raise ClaimBindingError(f"{PREBIND_PREFIX}{error}") from None
+    for item in planned:
+        _bind_claim(transport, pod, item, device_class)
+        done.append(_key(item.claim))
     return done
 
 
-def unreserve_claims(transport: Transport, pod: Pod, reserved: ReservedClaims) -> None:
+def unreserve_claims(transport: Transport, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
     """Unreserve's API part: take the pod out of the claims' ``reservedFor`` (upstream's
     strategic-merge patch of the status; failures are logged, as upstream logs them)."""
-    for item in reserved.planned:
+    for item in planned:
         claim = item.claim
         patch = {
             "metadata": {"uid": claim.metadata.uid},

@@ -52,8 +52,6 @@ from topospread.model.objects import Node, Pod
 from topospread.model.resources import pod_request_amounts
 from topospread.plugins.dynamicresources import resolve_claims
 from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
-from topospread.plugins.dynamicresources.allocation import NodeSelectorError
-from topospread.plugins.dynamicresources.allocator import AllocationError
 from topospread.plugins.registry import registry as plugin_registry
 from topospread.scheduler.api import (
     EventRecorder,
@@ -64,13 +62,6 @@ from topospread.scheduler.api import (
 )
 from topospread.scheduler.binding import ApiBinding
 from topospread.scheduler.cache import OBJECT_FIELDS, SchedulerCache, decode_one
-from topospread.scheduler.claims import (
-    ClaimBindingError,
-    ReservedClaims,
-    bind_pod_claims,
-    reserve_claims,
-    unreserve_claims,
-)
 from topospread.scheduler.informer import Reflector, StreamingTransport, object_key
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
@@ -99,18 +90,14 @@ UNSUPPORTED_CLAIMS_MESSAGE: Final = (
 )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Reservation:
-    """What Reserve assumed for a pod on its way to a node (Unreserve undoes it): the
-    framework's binding cycle (its plugins' Reserve state), and DynamicResources' claims,
-    which the scheduler still reserves and writes itself."""
+    """A pod on its way to a node: the framework (profile) whose binding cycle runs and
+    the cycle's state, which holds what its plugins' Reserve assumed (Unreserve undoes it)."""
 
     framework: Framework
     state: CycleState
     node: str
-    claims: ReservedClaims | None = None
-    claims_written: bool = False
-    """Whether PreBind began writing the claims (Unreserve then removes the reservation)."""
 
 
 PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher priority pod"
@@ -408,18 +395,14 @@ class Scheduler:
             assumed = self.cache.assume_pod(pod, node) if node is not None else None
             reserve_error = ""
             if assumed is not None and node is not None:
-                # The binding cycle's state; Reserve and Permit in upstream's order
-                # (schedulingCycle), DynamicResources' Reserve by hand after the plugins'.
+                # schedulingCycle's end: Reserve, then Permit, with the binding cycle's
+                # state (the plugins assume through the binding port, under the lock).
                 reservation = Reservation(framework, CycleState(), node)
                 status = framework.run_reserve_plugins_reserve(reservation.state, pod, node)
-                if is_success(status) and pod.resource_claims:
-                    reservation.claims, reserve_error = self._reserve_claims(pod, node)
-                elif not is_success(status):
-                    reserve_error = status.message
-                if not reserve_error:
+                if is_success(status):
                     status = framework.run_permit_plugins(reservation.state, pod, node)
-                    if not is_success(status):
-                        reserve_error = status.message
+                if not is_success(status):
+                    reserve_error = status.message
         if node is None or assumed is None:
             self._failure(info, result, cycle, start)
             return
@@ -444,28 +427,8 @@ class Scheduler:
         self.queue.add_unschedulable_if_not_present(info, cycle)
         return True
 
-    def _reserve_claims(self, pod: Pod, node: str) -> tuple[ReservedClaims | None, str]:
-        # DynamicResources' Reserve: the claims' allocations assumed (under the lock).
-        node_object = self.cache.nodes.get(node)
-        if node_object is None:
-            return None, f'running Reserve plugin "DynamicResources": node {node} not found'
-        try:
-            claims = reserve_claims(self.cache.cluster_objects(), pod, node_object)
-        except (AllocationError, NodeSelectorError) as error:
-            return None, f'running Reserve plugin "DynamicResources": {error}'
-        self.cache.assume_objects(claims.assumed)
-        return claims, ""
-
-    def _unreserve_claims(self, pod: Pod, claims: ReservedClaims | None, written: bool) -> None:
-        if claims is None:
-            return
-        self.cache.restore_objects(claims.assumed, claims.originals)
-        if written:
-            unreserve_claims(self.transport, pod, claims)
-
     def _unreserve(self, pod: Pod, reservation: Reservation) -> None:
         """Unreserve, in the reverse order of Reserve."""
-        self._unreserve_claims(pod, reservation.claims, reservation.claims_written)
         reservation.framework.run_reserve_plugins_unreserve(
             reservation.state, pod, reservation.node
         )
@@ -503,20 +466,12 @@ class Scheduler:
         pod = info.pod
         profile = pod.scheduler_name
         framework, state = reservation.framework, reservation.state
-        # bindingCycle: PreBind (the plugins', then DynamicResources' by hand), Bind (the
-        # plugins', else DefaultBinder's API bind here), PostBind.
+        # bindingCycle: PreBind, Bind (the plugins', else DefaultBinder's API bind here),
+        # PostBind.
         status = framework.run_pre_bind_plugins(state, pod, node)
         if not is_success(status):
             self._binding_cycle_failed(info, assumed, reservation, cycle, start, status.message)
             return
-        if reservation.claims is not None:
-            # Marked first: a failure part-way may have reserved some claims already.
-            reservation.claims_written = True
-            try:
-                bind_pod_claims(self.transport, pod, reservation.claims)
-            except (ClaimBindingError, ClusterError) as error:
-                self._binding_cycle_failed(info, assumed, reservation, cycle, start, str(error))
-                return
         bound = framework.run_bind_plugins(state, pod, node)
         if not bound.is_skip:
             if not is_success(bound):

@@ -61,7 +61,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Final
 
-from topospread.framework.binding import VolumeCheck
+from topospread.framework.binding import AssumedObject, BindingError, ClaimAllocation, VolumeCheck
 from topospread.model.admission import admit_claim
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
@@ -457,13 +457,13 @@ class VolumeControllers:
         )
         self.sync_claim(selected)
 
-    def assume_objects(self, assumed: Sequence[PersistentVolume | PersistentVolumeClaim]) -> None:
+    def assume_objects(self, assumed: Sequence[AssumedObject]) -> None:
         """Nothing to assume: the binding cycle runs in the same instant as the cycle."""
 
     def restore_objects(
         self,
-        assumed: Sequence[PersistentVolume | PersistentVolumeClaim],
-        originals: Sequence[PersistentVolume | PersistentVolumeClaim],
+        assumed: Sequence[AssumedObject],
+        originals: Sequence[AssumedObject],
     ) -> None:
         """Nothing was assumed."""
 
@@ -472,6 +472,14 @@ class VolumeControllers:
     ) -> None:
         """Nothing to wait for: the controllers acted in the instant of the writes (a claim
         they cannot bind is left as it is, and the pod bound, as before)."""
+
+    def reserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """``simulate`` refuses pods with ResourceClaims before scheduling them."""
+        if planned:
+            raise BindingError("simulate does not allocate ResourceClaims")
+
+    def unreserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """Nothing was reserved."""
 
     # -- the PV controller and the provisioner --------------------------------------------
 

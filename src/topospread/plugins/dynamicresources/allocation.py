@@ -23,8 +23,8 @@ as the API serves them and is assembled by the live scheduler's PreBind.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from topospread.framework.binding import ClaimAllocation
 from topospread.framework.node_info import ClusterObjects
 from topospread.model.objects import (
     Node,
@@ -44,7 +44,7 @@ from topospread.plugins.dynamicresources.allocator import (
     Allocator,
     allocated_devices,
 )
-from topospread.plugins.dynamicresources.dynamic_resources import resolve_claims
+from topospread.plugins.dynamicresources.podclaims import resolve_claims
 
 __all__ = ["ClaimAllocation", "NodeSelectorError", "plan_allocations"]
 
@@ -53,17 +53,6 @@ _NODE_NAME_FIELD = "metadata.name"
 
 class NodeSelectorError(Exception):
     """A slice's node selector the allocation result cannot carry (upstream's error)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimAllocation:
-    """One of the pod's claims at Reserve: ``allocation`` is what this scheduler allocates
-    (None when the claim was allocated already and only needs the pod's reservation)."""
-
-    claim: ResourceClaim
-    allocation: AllocationResult | None
-    class_requests: tuple[tuple[str, str], ...] = ()
-    """(device class, qualified request) in request order, for the class configs."""
 
 
 def plan_allocations(objects: ClusterObjects, pod: Pod, node: Node) -> list[ClaimAllocation]:

@@ -35,9 +35,10 @@ cycle (:mod:`.support`); for the others:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
+from topospread.framework.binding import BindingError, ClaimAllocation
 from topospread.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from topospread.framework.events import (
     ActionType,
@@ -58,13 +59,15 @@ from topospread.framework.node_info import ClusterObjects, NodeInfo
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.nodeaffinity import NodeSelectorMatcher, NodeSelectorParseError, node_selector
 from topospread.model.objects import Pod
-from topospread.model.resource import PodResourceClaim, ResourceClaim
+from topospread.model.resource import ResourceClaim
 from topospread.plugins import names
+from topospread.plugins.dynamicresources.allocation import NodeSelectorError, plan_allocations
 from topospread.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
     allocated_devices,
 )
+from topospread.plugins.dynamicresources.podclaims import resolve_claims
 from topospread.plugins.helper.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -73,6 +76,26 @@ if TYPE_CHECKING:
 __all__ = ["NAME", "DynamicResources", "new", "resolve_claims"]
 
 NAME: Final = names.DYNAMIC_RESOURCES
+RESERVE_STATE_KEY: Final = f"{NAME}/reserved"
+"""Reserve's allocations, for PreBind and Unreserve."""
+
+
+@dataclass(slots=True)
+class _Reserved:
+    """The pod's claims as Reserve planned them, and what the binding cycle has done."""
+
+    planned: tuple[ClaimAllocation, ...]
+    assumed: tuple[ResourceClaim, ...]
+    """The claims as assumed allocated, standing in for ``originals``."""
+    originals: tuple[ResourceClaim, ...]
+    written: bool = False
+    """Whether PreBind began writing (Unreserve then takes the reservations back)."""
+    restored: bool = False
+
+    def clone(self) -> _Reserved:
+        return self
+
+
 _STATE_KEY: Final = "PreFilter" + NAME
 _MAX_NODE_SCORE: Final = 100
 _FIRST_AVAILABLE_MAX_SIZE: Final = 8
@@ -99,58 +122,6 @@ def _claim_key(claim: ResourceClaim) -> str:
     return f"{claim.metadata.namespace}/{claim.metadata.name}"
 
 
-def _claim_name(pod: Pod, ref: PodResourceClaim) -> tuple[str | None, bool, str | None]:
-    """``resourceclaim.Name``: (name, must check owner, error)."""
-    if ref.resource_claim_name is not None:
-        return ref.resource_claim_name, False, None
-    if ref.resource_claim_template_name is not None:
-        for status in pod.resource_claim_statuses:
-            if status.name == ref.name:
-                return status.resource_claim_name, True, None
-        return None, False, f'pod "{pod.key}": ResourceClaim not created yet'
-    return (
-        None,
-        False,
-        f'pod "{pod.key}", spec.resourceClaim "{ref.name}": none of the supported fields are set',
-    )
-
-
-def _is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
-    """``resourceclaim.IsForPod``: the claim is in the pod's namespace and controlled by it."""
-    ns, name = claim.metadata.namespace, claim.metadata.name
-    if ns != pod.namespace:
-        return f"ResourceClaim {ns}/{name} is not in the same namespace as Pod {pod.key}"
-    controller = next((o for o in claim.metadata.owner_references if o.controller), None)
-    if controller is None or controller.uid != pod.metadata.uid:
-        return f"ResourceClaim {ns}/{name} was not created for Pod {pod.key} (Pod is not owner)"
-    return None
-
-
-def resolve_claims(pod: Pod, objects: ClusterObjects) -> tuple[list[ResourceClaim], str | None]:
-    """The pod's claims (``foreachPodResourceClaim``), or why they cannot be used yet: the
-    reason PreEnqueue and PreFilter give (claim not created yet, missing, being deleted,
-    not the pod's own)."""
-    claims: list[ResourceClaim] = []
-    for ref in pod.resource_claim_refs:
-        name, check_owner, error = _claim_name(pod, ref)
-        if error is not None:
-            return [], error
-        if name is None:
-            # A template entry that needed no claim.
-            continue
-        claim = objects.resource_claim(pod.namespace, name)
-        if claim is None:
-            return [], f'could not find ResourceClaim "{pod.namespace}/{name}"'
-        if claim.metadata.deletion_timestamp is not None:
-            return [], f'resourceclaim "{claim.metadata.name}" is being deleted'
-        if check_owner:
-            error = _is_for_pod(pod, claim)
-            if error is not None:
-                return [], error
-        claims.append(claim)
-    return claims, None
-
-
 def _unresolvable(reason: str) -> Status:
     # statusUnschedulable: every rejection of this plugin is UnschedulableAndUnresolvable.
     return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
@@ -159,14 +130,80 @@ def _unresolvable(reason: str) -> Status:
 class DynamicResources:
     """DynamicResources for claims with structured parameters."""
 
-    def __init__(self, objects: ClusterObjects) -> None:
+    def __init__(self, objects: ClusterObjects, handle: Handle | None = None) -> None:
         self._objects = objects
+        self._handle = handle
         self._cel_cache: dict[str, Selector] = {}
 
     @property
     def name(self) -> str:
         """``DynamicResources``."""
         return NAME
+
+    # -- the binding cycle (dynamicresources.go: Reserve, PreBind, Unreserve) -----------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``Reserve``: allocate the pod's unallocated claims on the node with the devices
+        Filter found, and assume them allocated (``SignalClaimPendingAllocation``), so the
+        next cycles see the devices in use. Allocated claims are left alone."""
+        if not pod.resource_claims:
+            return None
+        # allocation imports this module (resolve_claims): imported here, not at the top.
+
+        handle = self._handle
+        node_info = handle.snapshot.get(node_name) if handle is not None else None
+        if node_info is None:
+            return as_status(f"node {node_name} not found")
+        try:
+            planned = tuple(plan_allocations(self._objects, pod, node_info.node))
+        except (AllocationError, NodeSelectorError) as error:
+            return as_status(str(error))
+        assumed = tuple(
+            replace(item.claim, allocation=item.allocation)
+            for item in planned
+            if item.allocation is not None
+        )
+        originals = tuple(item.claim for item in planned if item.allocation is not None)
+        state.write(RESERVE_STATE_KEY, _Reserved(planned, assumed, originals))
+        if assumed and handle is not None and handle.binding is not None:
+            handle.binding.assume_objects(assumed)
+        return None
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``PreBind`` (``bindClaim`` per claim) through ``Handle.binding``."""
+        reserved = self._reserved(state)
+        if reserved is None or not reserved.planned:
+            return None
+        binding = self._handle.binding if self._handle is not None else None
+        if binding is None:
+            return as_status("no binding port")
+        # Marked first: a failure part-way may have reserved some claims already.
+        reserved.written = True
+        try:
+            binding.reserve_claims(pod, reserved.planned)
+        except BindingError as error:
+            return as_status(str(error))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """``Unreserve``: the assumed claims are dropped; reservations PreBind wrote are
+        taken back."""
+        reserved = self._reserved(state)
+        binding = self._handle.binding if self._handle is not None else None
+        if reserved is None or reserved.restored or binding is None:
+            return
+        reserved.restored = True
+        if reserved.assumed:
+            binding.restore_objects(reserved.assumed, reserved.originals)
+        if reserved.written:
+            binding.unreserve_claims(pod, reserved.planned)
+
+    @staticmethod
+    def _reserved(state: CycleState) -> _Reserved | None:
+        try:
+            return state.read(RESERVE_STATE_KEY, _Reserved)
+        except (StateNotFoundError, TypeError):
+            return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """``EventsToRegister`` (``dynamicresources/dynamicresources.go``), the
@@ -351,4 +388,4 @@ class DynamicResources:
 
 def new(args: object | None, handle: Handle, features: Features) -> DynamicResources:
     """The registry factory; DynamicResources' args (timeouts) do not change decisions."""
-    return DynamicResources(handle.objects)
+    return DynamicResources(handle.objects, handle)
