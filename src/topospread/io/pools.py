@@ -35,6 +35,15 @@ def _flatten(documents: Sequence[Any]) -> Iterator[Any]:
             yield document
 
 
+def _allocatable_from_capacity(document: dict[str, Any]) -> dict[str, Any]:
+    # A template written with status.capacity only: the kubelet reports allocatable equal
+    # to capacity when nothing is reserved, so a new node's allocatable is its capacity.
+    status = document.get("status")
+    if isinstance(status, dict) and "allocatable" not in status and "capacity" in status:
+        return {**document, "status": {**status, "allocatable": status["capacity"]}}
+    return document
+
+
 def load_instance_types(path: Path | str) -> tuple[InstanceType, ...]:
     """The KWOK provider's ``instance_types.json``."""
     source = display_name(path)
@@ -76,7 +85,7 @@ def load_node_pools(
                     f"NodePool: unsupported apiVersion {version!r} (want {KARPENTER_API_VERSION!r})"
                 )
             elif kind == "Node":
-                nodes.append(document)
+                nodes.append(_allocatable_from_capacity(document))
             else:
                 problems.append(
                     f"{version}/{kind}: not a node pool (give template Nodes annotated "

@@ -172,8 +172,6 @@ def template_pools(templates: Sequence[Node], source: str) -> tuple[NodePool, ..
                 )
             )
             priority_text = "0"
-        if maximum is None and not problems:
-            problems.append(f"metadata.annotations[{ANNOTATION_MAX_SIZE}]: Required value")
         if minimum is not None and maximum is not None and maximum < minimum:
             problems.append(
                 FieldError.invalid(
@@ -192,7 +190,7 @@ def template_pools(templates: Sequence[Node], source: str) -> tuple[NodePool, ..
         errors.extend(f"{where}: {p}" for p in problems)
         if problems:
             continue
-        assert maximum is not None
+        # No max-size: the pool is bounded by nothing topospread knows of.
         settled = (minimum or 0, maximum, delay if delay is not None else DEFAULT_PROVISION_DELAY,
                    int(priority_text))  # fmt: skip
         previous = bounds.setdefault(name, settled)
