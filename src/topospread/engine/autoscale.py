@@ -127,6 +127,7 @@ class ScaleUp:
             if chosen is None
             else {
                 "pool": chosen.pool,
+                "zone": _zone_of_pod(chosen.nodes, self.today.pod.key),
                 "pools": sorted({n.pool for n in chosen.nodes}),
                 "nodes": len(chosen.nodes),
                 "byZone": _by_zone(chosen.nodes),
@@ -149,6 +150,14 @@ class ScaleUp:
             ],
             "withScaleUp": None if self.after is None else self.after.to_json(),
         }
+
+
+def _zone_of_pod(nodes: Sequence[NewNode], pod: str) -> str | None:
+    """The zone of the new node the autoscaler plans the pod onto (else of the first)."""
+    for node in nodes:
+        if pod in node.pods:
+            return node.zone
+    return nodes[0].zone if nodes else None
 
 
 def _by_zone(nodes: Sequence[NewNode]) -> dict[str, int]:
