@@ -64,7 +64,7 @@ from topospread.model.objects import (
     StatefulSet,
     Taint,
 )
-from topospread.model.pools import NodePool
+from topospread.model.pools import NodePool, pool_of_node
 from topospread.model.resources import pod_request_amounts
 from topospread.plugins.registry import registry as plugin_registry
 
@@ -457,7 +457,7 @@ class _Request:
         existing = sum(
             1
             for n in self.cluster.nodes
-            if n.labels.get("autoscaling.topospread.dev/pool") == pool.name
+            if pool_of_node(n) == pool.name
         )
         total = existing + sum(
             c for (p, _), c in zip(self.shapes, counts, strict=True) if p == pool_index
