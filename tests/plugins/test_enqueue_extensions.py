@@ -39,13 +39,13 @@ UPSTREAM: dict[str, list[tuple[R, A, bool]]] = {
     "VolumeRestrictions": [
         (R.ASSIGNED_POD, A.DELETE, False),
         (R.NODE, A.ADD, False),
-        (R.PERSISTENT_VOLUME_CLAIM, A.ADD, False),
+        (R.PERSISTENT_VOLUME_CLAIM, A.ADD, True),
     ],
     "NodeVolumeLimits": [
         (R.CSI_NODE, A.ADD, False),
         (R.CSI_NODE, A.UPDATE, False),
         (R.ASSIGNED_POD, A.DELETE, False),
-        (R.PERSISTENT_VOLUME_CLAIM, A.ADD, False),
+        (R.PERSISTENT_VOLUME_CLAIM, A.ADD, True),
         (R.VOLUME_ATTACHMENT, A.DELETE, False),
     ],
     "VolumeBinding": [

@@ -25,8 +25,9 @@ from topospread.framework.events import (
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
-from topospread.model.objects import ContainerPort, Node, Pod
+from topospread.model.objects import ClaimTemplate, ContainerPort, Node, ObjectMeta, Pod, PodVolume
 from topospread.model.resources import pod_request_amounts
+from topospread.model.storage import PersistentVolumeClaim
 from topospread.plugins.registry import registry
 from topospread.scheduler.cache import decode_one
 from topospread.scheduler.queue import SchedulingQueue, build_queueing_hint_map
@@ -369,3 +370,29 @@ def test_pod_update_events_are_upstreams():
     assert pod_scheduling_properties_change(old, old) == [
         ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE)
     ]
+
+
+def test_volume_plugins_hint_a_new_claim_the_pod_uses(queue):
+    pod = replace(
+        make_pod("p"),
+        volumes=(
+            PodVolume(name="data", claim_name="data"),
+            PodVolume(name="scratch", ephemeral=ClaimTemplate(ObjectMeta(name=""))),
+        ),
+    )
+    rejected(queue, pod, "VolumeRestrictions")
+    event = ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+
+    def claim(name: str, namespace: str = "default") -> PersistentVolumeClaim:
+        return PersistentVolumeClaim(ObjectMeta(name=name, namespace=namespace))
+
+    assert queue.move_all_to_active_or_backoff(event, None, claim("other")) == 0
+    assert queue.move_all_to_active_or_backoff(event, None, claim("data", "elsewhere")) == 0
+    # VolumeRestrictions looks at claimName volumes only, not the ephemeral claim.
+    assert queue.move_all_to_active_or_backoff(event, None, claim("p-scratch")) == 0
+    assert queue.move_all_to_active_or_backoff(event, None, claim("data")) == 1
+    # NodeVolumeLimits counts the ephemeral volume's claim too.
+    queue.delete(pod.key)
+    rejected(queue, pod, "NodeVolumeLimits")
+    assert queue.move_all_to_active_or_backoff(event, None, claim("other")) == 0
+    assert queue.move_all_to_active_or_backoff(event, None, claim("p-scratch")) == 1

@@ -49,6 +49,7 @@ from topospread.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    QueueingHint,
 )
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
@@ -177,18 +178,32 @@ class CSILimits:
         return NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """``EventsToRegister`` (``nodevolumelimits/csi.go``). Upstream's hints (CSINode
-        limits, the deleted pod's and the new claim's volumes, the attachment) are not
-        evaluated: these events always queue."""
+        """``EventsToRegister`` (``nodevolumelimits/csi.go``), with the new claim's hint;
+        upstream's other hints (CSINode limits, the deleted pod's volumes, the attachment)
+        are not evaluated: those events always queue."""
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                self.is_schedulable_after_pvc_added,
             ),
             ClusterEventWithHint(ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE)),
         ]
+
+    def is_schedulable_after_pvc_added(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterPVCAdded``: a claim one of the pod's volumes uses (by name,
+        or the ``<pod>-<volume>`` claim of an ephemeral volume) in its namespace."""
+        if not isinstance(new, PersistentVolumeClaim):
+            return QueueingHint.QUEUE
+        if new.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        if any(v.claim_for(pod.name) == new.name for v in pod.volumes):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

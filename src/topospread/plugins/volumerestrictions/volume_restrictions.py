@@ -33,6 +33,7 @@ from topospread.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    QueueingHint,
 )
 from topospread.framework.features import Features
 from topospread.framework.interfaces import (
@@ -45,6 +46,7 @@ from topospread.framework.interfaces import (
 from topospread.framework.node_info import ClusterObjects, NodeInfo
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import InlineVolume, Pod
+from topospread.model.storage import PersistentVolumeClaim
 from topospread.plugins import names
 
 __all__ = [
@@ -160,16 +162,30 @@ class VolumeRestrictions:
         return NAME
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """``EventsToRegister`` (``volumerestrictions/volume_restrictions.go``). Upstream's
-        hints (the deleted pod's volumes, the new claim's name) are not evaluated: these
-        events always queue."""
+        """``EventsToRegister`` (``volumerestrictions/volume_restrictions.go``), with the
+        new claim's hint; the deleted pod's (its volumes against the pod's) is not
+        evaluated: deletions always queue."""
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                self.is_schedulable_after_persistent_volume_claim_added,
             ),
         ]
+
+    def is_schedulable_after_persistent_volume_claim_added(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """``isSchedulableAfterPersistentVolumeClaimAdded``: a claim the pod names (by
+        ``persistentVolumeClaim.claimName``) in its namespace."""
+        if not isinstance(new, PersistentVolumeClaim):
+            return QueueingHint.QUEUE
+        if new.namespace != pod.namespace:
+            return QueueingHint.QUEUE_SKIP
+        if any(v.claim_name == new.name for v in pod.volumes if v.claim_name is not None):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
