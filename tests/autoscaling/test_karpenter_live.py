@@ -222,18 +222,11 @@ def _ready(obj: dict[str, Any]) -> bool:
 # -- the prediction ------------------------------------------------------------------------------
 
 
-def _explain_takes_node_pools() -> bool:
-    explain = cli.commands["explain"]
-    return any("--node-pools" in option.opts for option in explain.params)
-
-
 def predict(
     karpenter: Autoscaler, done: ScaleUp, pools: list[dict[str, Any]], tmp_path: Path
 ) -> dict[str, Any]:
     """``topospread explain --node-pools`` on the capture: the scale-up it predicts for
     every Pending pod, one of them explained."""
-    if not _explain_takes_node_pools():
-        pytest.skip("topospread explain --node-pools not available yet")
     explained = done.pending[0]
     name = explained["metadata"]["name"]
     cluster = [
