@@ -418,13 +418,18 @@ def _evaluate(
                 why = f"{pod.key}: {why}"
                 break
             placed += 1
-        if run == 0:
-            placed_first = placed
         if why is None:
             for policy in request.survive:
                 why = _survive(policy, world, request.workloads, run, rng)
                 if why is not None:
                     break
+        if run == 0:
+            # Progress for the search: pods placed, replacements through the failures too.
+            placed_first = (
+                placed + len(world.placed) - len(request.pods)
+                if why is None or (placed == len(request.pods))
+                else placed
+            )
         if why is None:
             succeeded += 1
         elif not failure:
@@ -454,11 +459,7 @@ class _Request:
     def room(self, counts: Sequence[int], index: int) -> bool:
         pool_index = self.shapes[index][0]
         pool = self.pools[pool_index]
-        existing = sum(
-            1
-            for n in self.cluster.nodes
-            if pool_of_node(n) == pool.name
-        )
+        existing = sum(1 for n in self.cluster.nodes if pool_of_node(n) == pool.name)
         total = existing + sum(
             c for (p, _), c in zip(self.shapes, counts, strict=True) if p == pool_index
         )
@@ -475,7 +476,8 @@ def _search(request: _Request, floor: list[int]) -> tuple[list[int] | None, str]
         failure = trial.failure
         if request.cap is not None and sum(counts) >= request.cap:
             return None, failure
-        best: tuple[int, int, int] | None = None
+        zone_policy = any(p in ("zone-loss", "zone-removal") for p in request.survive)
+        best: tuple[int, int, int, int] | None = None
         choice = -1
         for index in range(len(request.shapes)):
             if not request.room(counts, index):
@@ -483,13 +485,26 @@ def _search(request: _Request, floor: list[int]) -> tuple[list[int] | None, str]
             grown = counts[:]
             grown[index] += 1
             quick = _evaluate(grown, replace(request, runs=1), 1)
-            key = (quick.succeeded, quick.placed_first, -index)
+            # Most progress first; then, when a failure policy takes a zone, the shape whose
+            # zone has the fewest nodes so far (the other zones carry the load); then input
+            # order. Without one, spreading costs nodes the spread itself does not need.
+            in_zone = _nodes_in_zone_of(request, counts, index) if zone_policy else 0
+            key = (quick.succeeded, quick.placed_first, -in_zone, -index)
             if best is None or key > best:
                 best, choice = key, index
         if choice < 0:
             return None, failure
         counts[choice] += 1
     return None, failure
+
+
+def _nodes_in_zone_of(request: _Request, counts: Sequence[int], index: int) -> int:
+    zone = request.shapes[index][1].labels.get(LABEL_TOPOLOGY_ZONE)
+    return sum(
+        count
+        for (_, template), count in zip(request.shapes, counts, strict=True)
+        if template.labels.get(LABEL_TOPOLOGY_ZONE) == zone
+    )
 
 
 def _shrink(request: _Request, counts: list[int], floor: Sequence[int]) -> tuple[list[int], str]:
@@ -589,7 +604,9 @@ def _result(
         trial.succeeded,
         bound,
         total == bound,
-        binding or "nothing: every node of the plan is at its pool's min-size",
+        binding
+        or "nothing: every node of the plan is at its floor (a pool's min-size, or "
+        "the one node per zone of the all-zones plan)",
         _margin(request, counts),
         notes=tuple(notes),
     )
