@@ -73,3 +73,36 @@ def test_bad_options_are_one_line_and_exit_2_before_any_run(
     code, out, err = plan(DATA / "web.yaml", *args)
     assert (code, out) == (2, "")
     assert words in err
+
+
+@pytest.mark.parametrize(
+    ("survive", "by_zone"),
+    [
+        ((), {"test-zone-a": 3}),
+        (
+            ("--survive", "zone-removal"),
+            {"test-zone-a": 1, "test-zone-b": 1, "test-zone-c": 1, "test-zone-d": 1},
+        ),
+    ],
+    ids=["no-failure", "zone-removal"],
+)
+def test_a_karpenter_nodepool_grows_into_other_zones_only_when_a_zone_may_go(
+    survive: tuple[str, ...], by_zone: dict[str, int]
+) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "plan",
+            str(DATA / "inflate.yaml"),
+            "--node-pools",
+            str(DATA / "karpenter-nodepool.yaml"),
+            "--instance-types",
+            str(DATA.parent / "autoscaling" / "instance-types.json"),
+            *survive,
+            "-o",
+            "json",
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["byZone"] == by_zone
