@@ -73,7 +73,7 @@ built_version() { go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" |
 up_to_date() {
   [ -x "$out/kwok" ] && [ -x "$out/karpenter-kwok" ] || return 1
   # kwok reports its release itself; Karpenter has no version flag.
-  "$out/kwok" --version 2>/dev/null | grep -q "^kwok version $kwok_version " || return 1
+  [[ "$("$out/kwok" --version 2>/dev/null)" == "kwok version $kwok_version "* ]] || return 1
   [ "$(built_version "$out/kwok" sigs.k8s.io/kwok)" = "$kwok_version" ] || return 1
   [ "$(built_version "$out/karpenter-kwok" sigs.k8s.io/karpenter)" = "$karpenter_version" ] || return 1
   local f

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the control plane of the live tests: etcd, kube-apiserver, kube-controller-manager
-# and kube-scheduler, from the Go module proxy, at the Kubernetes release oracle/go.mod
+# Build the control plane of the live tests: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and kubectl, from the Go module proxy, at the Kubernetes release oracle/go.mod
 # pins (the one pin; the kube binaries are `tool`s of that module) and the etcd release
 # controlplane/etcd/go.mod requires (a test keeps it equal to what that Kubernetes pins).
 #
@@ -26,6 +26,13 @@ esac
 # (`k8s.io/kubernetes vX`); the etcd one is in controlplane/etcd/go.mod.
 k8s_version="$(sed -n 's/^[[:space:]]*k8s\.io\/kubernetes \(v[^[:space:]]*\)$/\1/p' "$oracle/go.mod")"
 etcd_version="$(sed -n 's/^\(require\)\{0,1\}[[:space:]]*go\.etcd\.io\/etcd\/server\/v3 \(v[^[:space:]]*\)$/\2/p' "$here/etcd/go.mod")"
+# kubectl's module is k8s.io/kubectl v0.X.Y for Kubernetes v1.X.Y; its go.mod must follow
+# the pin in oracle/go.mod.
+kubectl_version="$(sed -n 's/^[[:space:]]*k8s\.io\/kubectl \(v[^[:space:]]*\)$/\1/p' "$here/kubectl/go.mod")"
+if [ -n "$k8s_version" ] && [ "$kubectl_version" != "v0.${k8s_version#v1.}" ]; then
+  echo "controlplane/build.sh: controlplane/kubectl/go.mod requires k8s.io/kubectl $kubectl_version; Kubernetes $k8s_version needs v0.${k8s_version#v1.}" >&2
+  exit 1
+fi
 if [ -z "$k8s_version" ] || [ -z "$etcd_version" ]; then
   echo "controlplane/build.sh: cannot read the pinned versions from oracle/go.mod and controlplane/etcd/go.mod" >&2
   exit 1
@@ -39,14 +46,31 @@ fi
 
 kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler)
 
-up_to_date() {
+# reports COMMAND... LINE: the command succeeds and prints LINE. Its output is captured
+# first: `cmd | grep -q` under pipefail fails when grep closes the pipe before cmd is done.
+reports() {
+  local reported
+  reported="$("${@:1:$#-1}" 2>/dev/null)" || return 1
+  grep -qxF -- "${!#}" <<<"$reported"
+}
+
+core_up_to_date() {
   local b
   for b in "${kube_binaries[@]}"; do
     [ -x "$out/$b" ] || return 1
     [ "$("$out/$b" --version 2>/dev/null)" = "Kubernetes $k8s_version" ] || return 1
   done
   [ -x "$out/etcd" ] || return 1
-  "$out/etcd" --version 2>/dev/null | grep -qx "etcd Version: ${etcd_version#v}"
+  reports "$out/etcd" --version "etcd Version: ${etcd_version#v}"
+}
+
+kubectl_up_to_date() {
+  [ -x "$out/kubectl" ] || return 1
+  reports "$out/kubectl" version --client "Client Version: $k8s_version"
+}
+
+up_to_date() {
+  core_up_to_date && kubectl_up_to_date
 }
 
 if [ "$force" = 0 ] && up_to_date; then
@@ -92,6 +116,14 @@ done
 started=$SECONDS
 echo "controlplane/build.sh: building Kubernetes $k8s_version and etcd $etcd_version into $out (minutes on a cold cache)" >&2
 mkdir -p "$work/bin"
+(cd "$here/kubectl" && go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$work/bin/kubectl" .)
+if core_up_to_date; then
+  mv "$work/bin/kubectl" "$out/kubectl"
+  kubectl_up_to_date || { echo "controlplane/build.sh: the built kubectl does not report $k8s_version" >&2; exit 1; }
+  echo "controlplane/build.sh: built kubectl in $((SECONDS - started)) s" >&2
+  echo "$out"
+  exit 0
+fi
 (cd "$oracle" && go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$work/bin/" \
   k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-controller-manager \

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -27,14 +25,6 @@ from topospread.plugins import registry as registry_module
 from topospread.plugins.registry import in_tree_registry, refused_plugins, registry
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "ratio-spread"
-
-# Skipped without the example installed, except where CI requires it (then it fails).
-needs_example = pytest.mark.skipif(
-    not any(ep.name == "RatioSpread" for ep in metadata.entry_points(group="topospread.plugins"))
-    and os.environ.get("TOPOSPREAD_REQUIRE_PLUGINS") != "1",
-    reason="the example plugin is not installed: pip install -e examples/plugins/ratio-spread "
-    "(scripts/setup.sh does)",
-)
 
 
 @pytest.fixture
@@ -121,7 +111,7 @@ def test_a_configuration_naming_a_refused_plugin_says_why_it_does_not_exist(
     ]
 
 
-@needs_example
+@pytest.mark.example_plugin
 def test_a_configuration_file_decodes_the_installed_plugins_args_strictly(tmp_path: Path) -> None:
     text = (EXAMPLE / "scheduler-config.yaml").read_text()
     config = tmp_path / "config.yaml"
@@ -154,7 +144,7 @@ def explain(*options: str) -> str:
     return result.stdout
 
 
-@needs_example
+@pytest.mark.example_plugin
 def test_explain_shows_the_installed_plugins_verdicts_and_scores_beside_the_in_tree_ones() -> None:
     text = explain()
     assert (
@@ -169,7 +159,7 @@ def test_explain_shows_the_installed_plugins_verdicts_and_scores_beside_the_in_t
     assert "Selected node: on-demand-1" in text
 
 
-@needs_example
+@pytest.mark.example_plugin
 def test_explain_json_carries_the_installed_plugins_verdicts_and_scores() -> None:
     nodes = {n["name"]: n for n in json.loads(explain("--output", "json"))["nodes"]}
     assert nodes["spot-1"]["filter"] == {

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,7 @@ from topospread.testing.scheduling import list_pods, wait_for
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "ratio-spread"
 CAPACITY = "karpenter.sh/capacity-type"
 
-# Skipped without the example installed, except where CI requires it (then it fails).
-pytestmark = pytest.mark.skipif(
-    not any(ep.name == "RatioSpread" for ep in metadata.entry_points(group="topospread.plugins"))
-    and os.environ.get("TOPOSPREAD_REQUIRE_PLUGINS") != "1",
-    reason="the example plugin is not installed: pip install -e examples/plugins/ratio-spread",
-)
+pytestmark = pytest.mark.example_plugin
 
 
 def test_the_scheduler_places_a_deployment_by_the_ratio_policy(

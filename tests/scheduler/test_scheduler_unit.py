@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -221,10 +220,7 @@ def test_a_pod_waits_silently_for_its_template_claim_then_is_scheduled_when_it_a
 RATIO_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "ratio-spread"
 
 
-@pytest.mark.skipif(
-    not any(ep.name == "RatioSpread" for ep in metadata.entry_points(group="topospread.plugins")),
-    reason="the example plugin is not installed: pip install -e examples/plugins/ratio-spread",
-)
+@pytest.mark.example_plugin
 def test_a_pod_an_installed_plugin_rejected_is_retried_when_an_assigned_pod_is_deleted():
     # RatioSpread (examples/plugins/ratio-spread) keeps spot at 80 %, at most one pod over
     # its share: with 5 of the group on the only (spot) node a sixth would be 1.2 over,

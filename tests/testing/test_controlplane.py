@@ -22,6 +22,7 @@ from topospread.client.config import connect
 from topospread.client.source import PODS, read_resources
 from topospread.errors import Forbidden
 from topospread.testing.controlplane import (
+    BINARIES,
     ETCD_VERSION,
     READER_USER,
     ControlPlane,
@@ -35,6 +36,7 @@ from topospread.testing.live import Kube
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE_GO_MOD = ROOT / "oracle" / "go.mod"
 ETCD_GO_MOD = ROOT / "controlplane" / "etcd" / "go.mod"
+KUBECTL_GO_MOD = ROOT / "controlplane" / "kubectl" / "go.mod"
 
 
 def _requirement(go_mod: Path, module: str) -> str | None:
@@ -58,6 +60,14 @@ def test_etcd_is_the_release_the_pinned_kubernetes_requires() -> None:
     assert set(oracle.values()) == {ETCD_VERSION}, oracle
     assert _requirement(ETCD_GO_MOD, "go.etcd.io/etcd/server/v3") == ETCD_VERSION
     assert _requirement(ETCD_GO_MOD, "go.etcd.io/etcd/client/v3") == ETCD_VERSION
+
+
+def test_kubectl_is_the_client_release_of_the_pinned_kubernetes() -> None:
+    # k8s.io/kubectl v0.X.Y is cut with Kubernetes v1.X.Y.
+    kubernetes = _requirement(ORACLE_GO_MOD, "k8s.io/kubernetes")
+    assert kubernetes is not None
+    assert kubernetes.startswith("v1.")
+    assert _requirement(KUBECTL_GO_MOD, "k8s.io/kubectl") == "v0." + kubernetes[len("v1.") :]
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed")
@@ -112,7 +122,7 @@ def test_missing_binaries_are_named_with_the_command_that_builds_them(tmp_path: 
 
 
 def test_a_process_that_dies_at_start_is_reported_with_its_log(tmp_path: Path) -> None:
-    for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
+    for name in BINARIES:
         fake = tmp_path / name
         fake.write_text("#!/bin/sh\necho 'fatal: cannot start' >&2\nexit 3\n", encoding="utf-8")
         fake.chmod(0o755)

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -200,10 +199,12 @@ def test_every_review_is_answered_well_inside_the_api_servers_timeout(webhook, k
 
 @pytest.fixture
 def kubectl(control_plane: ControlPlane) -> list[str]:
-    binary = shutil.which("kubectl")
-    if binary is None:
-        pytest.skip("kubectl is not on PATH")
-    return [binary, "--kubeconfig", str(control_plane.admin_kubeconfig)]
+    """The pinned kubectl that controlplane/build.sh builds beside the servers."""
+    return [
+        str(control_plane.binaries / "kubectl"),
+        "--kubeconfig",
+        str(control_plane.admin_kubeconfig),
+    ]
 
 
 def test_kubectl_apply_of_a_ghost_selector_is_refused_and_a_valid_one_applies(

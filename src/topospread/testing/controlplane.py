@@ -56,7 +56,7 @@ ETCD_VERSION = "v3.7.0"
 READER_USER = "topospread-reader"
 """The least-privilege identity: a static token, no groups, no RBAC bindings."""
 
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 _KUBERNETES_SERVICE_IP = "10.0.0.1"
