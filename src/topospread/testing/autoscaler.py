@@ -19,10 +19,8 @@ control plane's) binds the pods; Karpenter only creates capacity and nominates.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import time
 import urllib.error
@@ -32,7 +30,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 
@@ -48,6 +46,8 @@ from topospread.testing.controlplane import (
     ControlPlaneUnavailable,
     _die_with_parent_hook,
     _free_ports,
+    _Process,
+    _stop_processes,
     _tail,
     cache_root,
 )
@@ -245,14 +245,6 @@ class Api:
 # -- the autoscaler -----------------------------------------------------------------------------
 
 
-@dataclass
-class _Process:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
-    log_handle: IO[bytes]
-
-
 class Autoscaler:
     """kwok + Karpenter's KWOK provider against ``plane``, which must be running (with
     kube-scheduler, and kube-controller-manager for Deployments). :meth:`start` applies the
@@ -345,20 +337,7 @@ class Autoscaler:
     def stop(self) -> None:
         """TERM both processes, KILL what is left after two seconds. Safe to call twice."""
         processes, self._processes = self._processes, []
-        for process in processes:
-            if process.popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.popen.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_GRACE_SECONDS
-        for process in processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
-        for process in processes:
-            if process.popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.popen.kill()
-                process.popen.wait()
-            process.log_handle.close()
+        _stop_processes(processes, _STOP_GRACE_SECONDS)
         if self._api is not None:
             self._api.connection.close()
             self._api = None

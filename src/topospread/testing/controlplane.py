@@ -41,7 +41,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -142,6 +142,24 @@ class _Process:
     popen: subprocess.Popen[bytes]
     log: Path
     log_handle: IO[bytes]
+
+
+def _stop_processes(processes: Sequence[_Process], grace_seconds: float) -> None:
+    """TERM every process, KILL what is left after ``grace_seconds``, close the logs."""
+    for process in processes:
+        if process.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.popen.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    for process in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.popen.kill()
+            process.popen.wait()
+        process.log_handle.close()
 
 
 class ControlPlane:
@@ -511,20 +529,7 @@ class ControlPlane:
 
     def _kill_processes(self) -> None:
         processes, self._processes = self._processes, []
-        for process in processes:
-            if process.popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.popen.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_GRACE_SECONDS
-        for process in processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
-        for process in processes:
-            if process.popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.popen.kill()
-                process.popen.wait()
-            process.log_handle.close()
+        _stop_processes(processes, _STOP_GRACE_SECONDS)
 
     def _require_ports(self) -> _Ports:
         if self._ports is None:
