@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -107,5 +108,8 @@ def make_certificates(directory: Path) -> Certificates:
 @pytest.fixture(scope="session")
 def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
     if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make the test certificates")
+        reason = "the openssl command is needed to make the test certificates"
+        if os.environ.get("TOPOSPREAD_REQUIRE_CONTROLPLANE") == "1":
+            pytest.fail(f"TOPOSPREAD_REQUIRE_CONTROLPLANE=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
     return make_certificates(tmp_path_factory.mktemp("webhook-tls"))
