@@ -109,7 +109,8 @@ def test_bind_the_first_plugin_that_does_not_skip_binds_then_postbind():
     assert fw.run_bind_plugins(CycleState(), POD, "n").code is Code.SUCCESS
     fw.run_post_bind_plugins(CycleState(), POD, "n")
     assert log == ["A.bind", "B.bind", "A.post_bind", "B.post_bind"]
-    # Every plugin skipping leaves the bind to the caller's binder (DefaultBinder).
+    # Every plugin skipping: Skip (the binding cycle then fails; upstream's validation
+    # requires a bind plugin, DefaultBinder in the default profile).
     fw = framework(Recorder("A", [], bind=Status(Code.SKIP)))
     assert fw.run_bind_plugins(CycleState(), POD, "n").code is Code.SKIP
 
@@ -119,6 +120,9 @@ def test_the_default_profile_runs_the_volume_and_claim_binding_cycles_in_upstrea
     fw = Framework(default_configuration().profiles[0], registry(), Handle(Snapshot([])))
     assert [p.name for p in fw.reserve_plugins] == ["VolumeBinding", "DynamicResources"]
     assert [p.name for p in fw.pre_bind_plugins] == ["VolumeBinding", "DynamicResources"]
-    assert fw.bind_plugins == []  # DefaultBinder: the caller's API bind
+    assert [p.name for p in fw.bind_plugins] == ["DefaultBinder"]
+    assert [p.name for p in fw.pre_enqueue_plugins] == ["SchedulingGates", "DynamicResources"]
+    assert fw.queue_sort_plugin is not None
+    assert fw.queue_sort_plugin.name == "PrioritySort"
     # The binding cycle's upstream-only plugins are not reported as unimplemented.
-    assert not {"reserve", "pre_bind", "bind", "permit"} & set(fw.unimplemented)
+    assert not {"reserve", "pre_bind", "bind", "permit", "pre_enqueue"} & set(fw.unimplemented)

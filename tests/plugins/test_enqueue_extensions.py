@@ -85,6 +85,7 @@ UPSTREAM: dict[str, list[tuple[R, A, bool]]] = {
         (R.TARGET_POD, A.UPDATE, False),
     ],
     "DefaultPreemption": [(R.ASSIGNED_POD, A.DELETE, False)],
+    "SchedulingGates": [(R.POD, A.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, True)],
 }
 
 

@@ -205,9 +205,10 @@ def test_a_pod_waits_silently_for_its_template_claim_then_is_scheduled_when_it_a
         scheduler.on_add(resource, obj)  # type: ignore[arg-type]
     waiting = _claim_pod("p", resourceClaimTemplateName="gpu-template")
     scheduler.on_add(PODS, waiting)
-    scheduler.schedule_one(scheduler.queue.pop(0))
-    assert scheduler.queue.where("default/p") == "unschedulable"
-    assert api.writes == []  # PreEnqueue: no attempt, no Event, no condition
+    # PreEnqueue holds it as it is added: no attempt, no Event, no condition.
+    assert scheduler.queue.pop(0) is None
+    assert scheduler.queue.pending_pods()["gated"] == 1
+    assert api.writes == []
     # kube-controller-manager made claim "c2" for it (owned by the pod) and says so.
     owned = claim("c2", [request("gpu")], owner=True, owner_name="p", owner_uid="uid-p")
     scheduler.on_add(RESOURCE_CLAIMS, owned)

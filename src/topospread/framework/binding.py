@@ -27,7 +27,14 @@ from topospread.model.objects import Node, Pod
 from topospread.model.resource import AllocationResult, ResourceClaim
 from topospread.model.storage import PersistentVolume, PersistentVolumeClaim
 
-__all__ = ["AssumedObject", "BindingError", "BindingPort", "ClaimAllocation", "VolumeCheck"]
+__all__ = [
+    "AssumedObject",
+    "BindingError",
+    "BindingGone",
+    "BindingPort",
+    "ClaimAllocation",
+    "VolumeCheck",
+]
 
 AssumedObject = PersistentVolume | PersistentVolumeClaim | ResourceClaim
 """What Reserve assumes: VolumeBinding's volumes and claims, DynamicResources' claims."""
@@ -53,6 +60,11 @@ class ClaimAllocation:
 class BindingError(Exception):
     """A write or wait of the binding cycle failed; the message is upstream's error text
     (the plugin wraps it as its status)."""
+
+
+class BindingGone(BindingError):
+    """The pod cannot be bound because it is gone or already bound (the API's 404 or 409
+    to the Binding): nothing to retry, the informer says where the pod really is."""
 
 
 class BindingPort(Protocol):
@@ -103,4 +115,10 @@ class BindingPort(Protocol):
     def unreserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
         """Unreserve's write: take the pod out of the claims' ``reservedFor`` (failures
         are logged, as upstream logs them)."""
+        ...
+
+    def bind_pod(self, pod: Pod, node_name: str) -> None:
+        """Bind: set the pod's node (DefaultBinder's ``pods/binding``, with the pod's uid
+        as precondition). Raises :class:`BindingGone` when the pod was deleted or bound by
+        another client meanwhile, :class:`BindingError` on any other failure."""
         ...

@@ -316,6 +316,29 @@ class EnqueueExtensions(Plugin, Protocol):
 
 
 @runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    """Keeps a pod out of the active queue until it may be scheduled (``fwk.PreEnqueuePlugin``:
+    SchedulingGates, DynamicResources' claims not created yet)."""
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """None to let the pod in; a rejection (UnschedulableAndUnresolvable) keeps it
+        waiting, with no scheduling attempt and no Event, until an event its plugin
+        registered for (or the pod's own update) says it may help."""
+        ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    """Orders the active queue (``fwk.QueueSortPlugin``). Upstream's ``Less(a, b)`` becomes a
+    sort key here, since Python's heaps order by keys: ``a`` goes first when its key is
+    smaller. Every profile uses the same QueueSort plugin (validation refuses otherwise)."""
+
+    def sort_key(self, pod: Pod, timestamp: float) -> tuple[float, ...]:
+        """The pod's place in the queue; ``timestamp`` is when it was (re-)queued."""
+        ...
+
+
+@runtime_checkable
 class ReservePlugin(Plugin, Protocol):
     """Assumes what the pod will use on its node; Unreserve undoes it (``fwk.ReservePlugin``)."""
 

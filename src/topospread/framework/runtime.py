@@ -39,9 +39,11 @@ from topospread.framework.interfaces import (
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
 )
@@ -111,15 +113,18 @@ _RUNNABLE: Mapping[str, type] = {
 }
 
 _BINDING_CYCLE: Mapping[str, type] = {
+    "pre_enqueue": PreEnqueuePlugin,
+    "queue_sort": QueueSortPlugin,
     "reserve": ReservePlugin,
     "permit": PermitPlugin,
     "pre_bind": PreBindPlugin,
     "bind": BindPlugin,
     "post_bind": PostBindPlugin,
 }
-"""The binding cycle's points: run where a plugin implements them; an upstream plugin
-enabled there that topospread's does not implement is carried by the caller (the live
-scheduler's DynamicResources and DefaultBinder) and not reported as unimplemented."""
+"""The queue's and the binding cycle's points: run where a plugin implements them; an
+upstream plugin enabled there that topospread's does not implement (DefaultPreemption's
+PreEnqueue, which waits for an async preemption that topospread finishes within its
+cycle) is not reported as unimplemented, since no verdict depends on it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +219,10 @@ class Framework:
         self.pre_score_plugins: list[PreScorePlugin] = self._runnable("pre_score")
         self.score_plugins: list[ScorePlugin] = self._runnable("score")
         self.score_weights: dict[str, int] = self._score_weights(plugins)
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = self._binding_cycle("pre_enqueue")
+        queue_sort: list[QueueSortPlugin] = self._binding_cycle("queue_sort")
+        self.queue_sort_plugin: QueueSortPlugin | None = queue_sort[0] if queue_sort else None
+        """The profile's QueueSort (validation allows exactly one)."""
         self.reserve_plugins: list[ReservePlugin] = self._binding_cycle("reserve")
         self.permit_plugins: list[PermitPlugin] = self._binding_cycle("permit")
         self.pre_bind_plugins: list[PreBindPlugin] = self._binding_cycle("pre_bind")
@@ -479,6 +488,22 @@ class Framework:
             return status  # rejected (or an Error) with the nominated pods: no second pass
         return self.run_filter_plugins(state, pod, node_info)
 
+    # -- the queue (framework.go: RunPreEnqueuePlugins, QueueSortFunc) -----------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status:
+        """``RunPreEnqueuePlugins``: each PreEnqueue in order until one fails; a rejection
+        keeps its code (attributed to the plugin), an error is wrapped as upstream's
+        ``running PreEnqueue plugin "NAME": ...``."""
+        for plugin in self.pre_enqueue_plugins:
+            status = plugin.pre_enqueue(pod)
+            if is_success(status):
+                continue
+            assert status is not None
+            if status.is_rejected:
+                return status.with_plugin(plugin.name)
+            return _wrapped("PreEnqueue", plugin.name, status)
+        return Status(Code.SUCCESS)
+
     # -- the binding cycle (framework.go: RunReservePlugins*, RunPermitPlugins, ...) ----
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
@@ -698,8 +723,11 @@ class Framework:
 
 
 def _wrapped(point: str, plugin: str, status: Status) -> Status:
-    # fwk.AsStatus(fmt.Errorf("running %s plugin %q: %w", ...)): an Error status.
-    return as_status(f'running {point} plugin "{plugin}": {status.message}')
+    # fwk.AsStatus(fmt.Errorf("running %s plugin %q: %w", ...)): an Error status that
+    # still wraps the plugin's error (%w).
+    return Status(
+        Code.ERROR, (f'running {point} plugin "{plugin}": {status.message}',), error=status.error
+    )
 
 
 def score_error(plugin: str, message: str) -> str:

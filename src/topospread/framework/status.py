@@ -6,7 +6,7 @@ upstream; :func:`is_success` treats both alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
 __all__ = ["Code", "Status", "as_status", "is_success"]
@@ -51,6 +51,9 @@ class Status:
     reasons: tuple[str, ...] = ()
     plugin: str | None = None
     """The plugin that produced the status; the framework fills it in."""
+    error: BaseException | None = field(default=None, compare=False)
+    """The error an Error status wraps (``Status.AsError``): the binding cycle tells a
+    pod that is gone (:class:`~topospread.framework.binding.BindingGone`) by it."""
 
     @classmethod
     def of(cls, code: Code, *reasons: str) -> Status:
@@ -84,4 +87,6 @@ def is_success(status: Status | None) -> bool:
 
 def as_status(error: BaseException | str) -> Status:
     """An Error status carrying the error's text (``fwk.AsStatus``)."""
-    return Status(Code.ERROR, (str(error),))
+    return Status(
+        Code.ERROR, (str(error),), error=error if isinstance(error, BaseException) else None
+    )

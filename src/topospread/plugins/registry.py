@@ -29,6 +29,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle, Plugin
 from topospread.framework.runtime import PluginFactory, PluginFactoryWithArgs
 from topospread.plugins import (
+    defaultbinder,
     defaultpreemption,
     dynamicresources,
     imagelocality,
@@ -43,6 +44,8 @@ from topospread.plugins.noderesources import balanced_allocation, fit
 from topospread.plugins.nodeunschedulable import node_unschedulable
 from topospread.plugins.nodevolumelimits import csi as node_volume_limits
 from topospread.plugins.podtopologyspread import PodTopologySpread
+from topospread.plugins.queuesort import priority_sort
+from topospread.plugins.schedulinggates import scheduling_gates
 from topospread.plugins.tainttoleration import taint_toleration
 from topospread.plugins.volumebinding import plugin as volume_binding
 from topospread.plugins.volumerestrictions import volume_restrictions
@@ -75,6 +78,7 @@ def _pod_topology_spread(args: object | None, handle: Handle, features: Features
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Factories of every plugin topospread implements, by upstream name."""
     registry: dict[str, PluginFactory] = {
+        names.DEFAULT_BINDER: defaultbinder.new,
         names.DEFAULT_PREEMPTION: defaultpreemption.new,
         names.DYNAMIC_RESOURCES: dynamicresources.new,
         names.IMAGE_LOCALITY: imagelocality.new,
@@ -88,6 +92,8 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.NODE_UNSCHEDULABLE: node_unschedulable.new,
         names.NODE_VOLUME_LIMITS: node_volume_limits.new,
         names.POD_TOPOLOGY_SPREAD: _pod_topology_spread,
+        names.PRIORITY_SORT: priority_sort.new,
+        names.SCHEDULING_GATES: scheduling_gates.new,
         names.TAINT_TOLERATION: taint_toleration.new,
         names.VOLUME_BINDING: volume_binding.new,
         names.VOLUME_RESTRICTIONS: volume_restrictions.new,

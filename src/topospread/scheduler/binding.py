@@ -30,7 +30,13 @@ import orjson
 from topospread.client.source import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Resource
 from topospread.client.transport import Request, Response, Transport, status_message
 from topospread.errors import ClusterError
-from topospread.framework.binding import AssumedObject, BindingError, ClaimAllocation, VolumeCheck
+from topospread.framework.binding import (
+    AssumedObject,
+    BindingError,
+    BindingGone,
+    ClaimAllocation,
+    VolumeCheck,
+)
 from topospread.model.objects import Pod
 from topospread.model.storage import (
     ANN_BOUND_BY_CONTROLLER,
@@ -38,6 +44,7 @@ from topospread.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from topospread.scheduler.api import bind_pod
 from topospread.scheduler.cache import SchedulerCache
 from topospread.scheduler.claims import ClaimBindingError, bind_pod_claims, unreserve_claims
 
@@ -57,11 +64,35 @@ class ApiBinding:
         *,
         stopped: Callable[[], bool] = lambda: False,
         poll_interval: float = POLL_INTERVAL,
+        on_bind: Callable[[str], None] = lambda _outcome: None,
     ) -> None:
         self.transport = transport
         self.cache = cache
         self.stopped = stopped
         self.poll_interval = poll_interval
+        self.on_bind = on_bind
+        """Told each Binding's outcome: ``bound``, ``conflict`` or ``error`` (a metric)."""
+
+    # -- Bind (DefaultBinder) ------------------------------------------------------------
+
+    def bind_pod(self, pod: Pod, node_name: str) -> None:
+        """POST the pod's Binding; 404 and 409 (deleted, or bound by another client
+        meanwhile) raise :class:`BindingGone`, any other failure :class:`BindingError`
+        with the API server's words."""
+        try:
+            response = bind_pod(self.transport, pod, node_name)
+        except ClusterError as error:
+            self.on_bind("error")
+            raise BindingError(str(error)) from None
+        if 200 <= response.status < 300:
+            self.on_bind("bound")
+            return
+        message = status_message(response)
+        if response.status in (404, 409):
+            self.on_bind("conflict")
+            raise BindingGone(message)
+        self.on_bind("error")
+        raise BindingError(message)
 
     # -- Reserve / Unreserve -------------------------------------------------------------
 

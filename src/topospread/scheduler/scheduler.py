@@ -24,13 +24,21 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from typing import Any, Final
 
 from topospread.client.source import NODES, PODS, RESOURCES, Resource
-from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
+from topospread.engine.cycle import CycleResult, NodeSearch
+from topospread.engine.loop import (
+    Failure,
+    QueuedPodInfo,
+    SchedulingLoop,
+    SchedulingQueue,
+    build_frameworks,
+    queue_sort_key,
+    queueing_hints,
+)
 from topospread.errors import ClusterError
-from topospread.framework.cycle_state import CycleState
 from topospread.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
@@ -44,18 +52,14 @@ from topospread.framework.events import (
 )
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
-from topospread.framework.node_info import ClusterObjects
 from topospread.framework.runtime import Framework, PluginFactory
-from topospread.framework.status import Code, is_success
+from topospread.framework.status import Code, Status
 from topospread.model.kinds import KINDS
 from topospread.model.objects import Node, Pod
 from topospread.model.resources import pod_request_amounts
-from topospread.plugins.dynamicresources import resolve_claims
-from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
 from topospread.plugins.registry import registry as plugin_registry
 from topospread.scheduler.api import (
     EventRecorder,
-    bind_pod,
     delete_pod,
     patch_pod_status,
     truncate_message,
@@ -66,11 +70,6 @@ from topospread.scheduler.informer import Reflector, StreamingTransport, object_
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
 from topospread.scheduler.options import SchedulerOptions
-from topospread.scheduler.queue import (
-    QueuedPodInfo,
-    SchedulingQueue,
-    build_queueing_hint_map,
-)
 
 __all__ = ["INFORMER_RESOURCES", "Scheduler"]
 
@@ -83,22 +82,6 @@ pods whose devices they may taint)."""
 
 POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
 """The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""
-
-UNSUPPORTED_CLAIMS_MESSAGE: Final = (
-    "unsupported: topospread cannot decide this pod's devices as kube-scheduler does; "
-    "leave this pod to kube-scheduler"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Reservation:
-    """A pod on its way to a node: the framework (profile) whose binding cycle runs and
-    the cycle's state, which holds what its plugins' Reserve assumed (Unreserve undoes it)."""
-
-    framework: Framework
-    state: CycleState
-    node: str
-
 
 PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher priority pod"
 
@@ -139,20 +122,28 @@ class Scheduler:
             initial_backoff=float(self.configuration.pod_initial_backoff_seconds),
             max_backoff=float(self.configuration.pod_max_backoff_seconds),
             max_in_unschedulable=options.pod_max_in_unschedulable_pods_duration,
+            pre_enqueue=self._pre_enqueue,
         )
         self.metrics.watch_queue(self.queue.pending_pods)
         self.profiles = {p.scheduler_name for p in self.configuration.profiles}
         self.search = NodeSearch(self.configuration.percentage_of_nodes_to_score)
         self._rng = random.Random(seed)
-        self.binding = ApiBinding(transport, self.cache, stopped=lambda: self._stop.is_set())
-        """The binding port the plugins' Reserve / PreBind / Unreserve write through."""
+        self.binding = ApiBinding(
+            transport,
+            self.cache,
+            stopped=lambda: self._stop.is_set(),
+            on_bind=lambda outcome: self.metrics.binds.labels(outcome).inc(),
+        )
+        """The binding port the plugins' Reserve / PreBind / Bind / Unreserve write through."""
         self._frameworks: dict[str, Framework] = {}
         self._frameworks_generation = -1
-        # buildQueueingHintMap: each profile's requeue events, from its enabled plugins.
-        self.queue.queueing_hints = {
-            name: build_queueing_hint_map(framework.enqueue_extensions())
-            for name, framework in self._framework_map().items()
-        }
+        # buildQueueingHintMap: each profile's requeue events, from its enabled plugins;
+        # the profiles' QueueSort orders activeQ.
+        frameworks = self.frameworks()
+        self.queue.queueing_hints = queueing_hints(frameworks)
+        self.queue.sort_key = queue_sort_key(frameworks)
+        self.loop = SchedulingLoop(self.queue, self, self.search, tie_break=self._rng)
+        """The scheduling loop the simulator runs too, with this scheduler as its port."""
         self.reflectors = [
             Reflector(
                 transport,
@@ -210,7 +201,7 @@ class Scheduler:
             if info is None:
                 continue
             try:
-                self.schedule_one(info)
+                self.loop.schedule_one(info)
             except Exception:  # a bug must not kill the scheduling loop
                 log.exception("scheduling cycle failed", extra={"pod": info.key})
                 self.queue.add_unschedulable_if_not_present(
@@ -346,269 +337,123 @@ class Scheduler:
             else:
                 self.queue.update(pod, new)
 
-    # -- the scheduling cycle ------------------------------------------------------------
-
-    def _framework_map(self) -> dict[str, Framework]:
-        # Frameworks read the listed objects through their handle: rebuilt when any changed.
-        if self._frameworks_generation != self.cache.objects_generation:
-            handle = Handle(
-                self.cache.snapshot,
-                self.cache.cluster_objects(),
-                self.configuration.parallelism,
-                binding=self.binding,
-            )
-            frameworks = {}
-            for profile in self.configuration.profiles:
-                framework = Framework(profile, self.registry, handle, self.features)
-                framework.nominated_pods_for_node = self.queue.nominated_pods_for_node
-                framework.nominated_node_names = self.queue.nominated_node_names
-                frameworks[profile.scheduler_name] = framework
-            self._frameworks = frameworks
-            self._frameworks_generation = self.cache.objects_generation
-        return self._frameworks
+    # -- the scheduling loop's port (engine/loop.ClusterPort) ---------------------------
 
     def schedule_one(self, info: QueuedPodInfo) -> None:
-        """One ``ScheduleOne``: the cycle, then an async bind or the failure handling."""
-        pod = info.pod
-        cycle = self.queue.scheduling_cycle
-        start = time.perf_counter()
-        profile = pod.scheduler_name
+        """One ``ScheduleOne`` of the shared loop (:class:`SchedulingLoop`)."""
+        self.loop.schedule_one(info)
+
+    def cycle_lock(self) -> AbstractContextManager[object]:
+        """The cache's lock: the cycle and Reserve see one consistent cluster."""
+        return self.cache.lock
+
+    def frameworks(self) -> dict[str, Framework]:
+        """The profiles' frameworks, rebuilt when a listed object changed (their handle
+        holds the listed objects)."""
         with self.cache.lock:
-            if self.cache.pods.get(pod.key) is not None or pod.metadata.deletion_timestamp:
-                self.queue.done(pod.key)  # bound meanwhile, or being deleted
-                return
-            objects = self.cache.cluster_objects()
-            if pod.resource_claims or objects.device_classes:
-                unsupported = dra_unsupported_reasons(pod, objects)
-                if unsupported:
-                    self._refuse_claims(info, cycle, unsupported)
-                    return
-                if pod.resource_claims and self._claims_not_ready(info, cycle, objects):
-                    return
-            framework = self._framework_map()[profile]
-            result = schedule_one(
-                framework, pod, self.search, skip_single_node_scoring=True, lean=True
-            )
-            node = result.selected_node
-            if node is not None and len(result.tied_nodes) > 1:
-                node = self._rng.choice(result.tied_nodes)
-            assumed = self.cache.assume_pod(pod, node) if node is not None else None
-            reserve_error = ""
-            if assumed is not None and node is not None:
-                # schedulingCycle's end: Reserve, then Permit, with the binding cycle's
-                # state (the plugins assume through the binding port, under the lock).
-                reservation = Reservation(framework, CycleState(), node)
-                status = framework.run_reserve_plugins_reserve(reservation.state, pod, node)
-                if is_success(status):
-                    status = framework.run_permit_plugins(reservation.state, pod, node)
-                if not is_success(status):
-                    reserve_error = status.message
-        if node is None or assumed is None:
-            self._failure(info, result, cycle, start)
-            return
-        if reserve_error:
-            self._binding_cycle_failed(info, assumed, reservation, cycle, start, reserve_error)
-            return
-        # assume(): a pod on its way to a node is no longer a nominated one.
-        self.queue.nominate(pod, "")
-        with self._binds_done:
-            self._in_flight_binds += 1
-        self._binder.submit(self._bind, info, assumed, node, cycle, start, reservation)
+            if self._frameworks_generation != self.cache.objects_generation:
+                handle = Handle(
+                    self.cache.snapshot,
+                    self.cache.cluster_objects(),
+                    self.configuration.parallelism,
+                    binding=self.binding,
+                )
+                self._frameworks = build_frameworks(
+                    self.configuration,
+                    self.registry,
+                    handle,
+                    self.features,
+                    nominator=self.queue,
+                )
+                self._frameworks_generation = self.cache.objects_generation
+            return self._frameworks
 
-    def _claims_not_ready(self, info: QueuedPodInfo, cycle: int, objects: ClusterObjects) -> bool:
-        # DynamicResources' PreEnqueue: a pod whose claims are not all there (created from
-        # its templates, not being deleted, its own) waits without a scheduling attempt or
-        # an Event, until a claim or the pod's claim statuses change.
-        _, reason = resolve_claims(info.pod, objects)
-        if reason is None:
-            return False
-        log.debug("pre-enqueue", extra={"pod": info.key, "reason": reason})
-        info.unschedulable_plugins = frozenset({"DynamicResources"})
-        self.queue.add_unschedulable_if_not_present(info, cycle)
-        return True
-
-    def _unreserve(self, pod: Pod, reservation: Reservation) -> None:
-        """Unreserve, in the reverse order of Reserve."""
-        reservation.framework.run_reserve_plugins_unreserve(
-            reservation.state, pod, reservation.node
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        framework = self.frameworks().get(pod.scheduler_name)
+        return (
+            framework.run_pre_enqueue_plugins(pod)
+            if framework is not None
+            else Status(Code.SUCCESS)
         )
 
-    def _bind(
-        self,
-        info: QueuedPodInfo,
-        assumed: Pod,
-        node: str,
-        cycle: int,
-        start: float,
-        reservation: Reservation,
-    ) -> None:
+    def is_pending(self, pod: Pod) -> bool:
+        """Not bound meanwhile (the cache has it), not being deleted."""
+        return self.cache.pods.get(pod.key) is None and not pod.metadata.deletion_timestamp
+
+    def assume(self, pod: Pod, node: str) -> Pod | None:
+        """Into the cache as if bound (``assume``)."""
+        return self.cache.assume_pod(pod, node)
+
+    def forget(self, assumed: Pod) -> None:
+        """Out of the cache again."""
+        self.cache.forget_pod(assumed)
+
+    def run_binding_cycle(self, work: Callable[[], None]) -> None:
+        """On a bind worker (``go bindingCycle``), counted so :meth:`drain` can wait."""
+        with self._binds_done:
+            self._in_flight_binds += 1
+        self._binder.submit(self._binding_worker, work)
+
+    def _binding_worker(self, work: Callable[[], None]) -> None:
         try:
-            self._bind_once(info, assumed, node, cycle, start, reservation)
-        except Exception:
-            log.exception("bind failed", extra={"pod": info.key, "node": node})
-            self.cache.forget_pod(assumed)
-            self._unreserve(info.pod, reservation)
-            self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
+            work()
+        except Exception:  # a bug must not lose the pod: the informer will resend it
+            log.exception("binding cycle failed")
         finally:
             with self._binds_done:
                 self._in_flight_binds -= 1
                 self._binds_done.notify_all()
 
-    def _bind_once(
-        self,
-        info: QueuedPodInfo,
-        assumed: Pod,
-        node: str,
-        cycle: int,
-        start: float,
-        reservation: Reservation,
-    ) -> None:
+    def bound(self, info: QueuedPodInfo, assumed: Pod, node: str, start: float) -> None:
+        """``finishBinding``, the metrics, and the Scheduled Event."""
         pod = info.pod
         profile = pod.scheduler_name
-        framework, state = reservation.framework, reservation.state
-        # bindingCycle: PreBind, Bind (the plugins', else DefaultBinder's API bind here),
-        # PostBind.
-        status = framework.run_pre_bind_plugins(state, pod, node)
-        if not is_success(status):
-            self._binding_cycle_failed(info, assumed, reservation, cycle, start, status.message)
-            return
-        bound = framework.run_bind_plugins(state, pod, node)
-        if not bound.is_skip:
-            if not is_success(bound):
-                self._binding_cycle_failed(info, assumed, reservation, cycle, start, bound.message)
-                return
-            http_status, detail = 201, ""
-        else:
-            try:
-                response = bind_pod(self.transport, pod, node)
-                http_status = response.status
-                detail = response.data[:300].decode(errors="replace")
-            except ClusterError as error:
-                http_status, detail = 0, str(error)
-        if 200 <= http_status < 300:
-            framework.run_post_bind_plugins(state, pod, node)
-            self.cache.finish_binding(assumed)
-            self.queue.done(pod.key)
-            self.scheduled += 1
-            elapsed = time.perf_counter() - start
-            self.metrics.schedule_attempts.labels("scheduled", profile).inc()
-            self.metrics.attempt_duration.labels("scheduled", profile).observe(elapsed)
-            self.metrics.binds.labels("bound").inc()
-            if info.initial_attempt_timestamp is not None:
-                self.metrics.sli_duration.labels(str(min(info.attempts, 15))).observe(
-                    time.monotonic() - info.initial_attempt_timestamp
-                )
-            self.metrics.pod_scheduling_attempts.observe(info.attempts)
-            self.events.event(
-                profile,
-                pod,
-                "Normal",
-                "Scheduled",
-                "Binding",
-                f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
+        self.cache.finish_binding(assumed)
+        self.scheduled += 1
+        self.metrics.schedule_attempts.labels("scheduled", profile).inc()
+        self.metrics.attempt_duration.labels("scheduled", profile).observe(
+            time.perf_counter() - start
+        )
+        if info.initial_attempt_timestamp is not None:
+            self.metrics.sli_duration.labels(str(min(info.attempts, 15))).observe(
+                time.monotonic() - info.initial_attempt_timestamp
             )
-            log.debug("bound", extra={"pod": pod.key, "node": node})
-            return
-        self.cache.forget_pod(assumed)
-        self._unreserve(pod, reservation)
-        if http_status in (404, 409):
-            # Deleted, or bound by another client, while in flight: the informer has (or
-            # will have) the pod as it is; nothing to retry.
-            self.queue.done(pod.key)
-            self.metrics.binds.labels("conflict").inc()
-            log.info("bind dropped", extra={"pod": pod.key, "node": node, "status": http_status})
-            return
-        self.metrics.binds.labels("error").inc()
-        self.metrics.schedule_attempts.labels("error", profile).inc()
-        self.metrics.attempt_duration.labels("error", profile).observe(time.perf_counter() - start)
-        log.warning(
-            "bind failed, requeued",
-            extra={"pod": pod.key, "node": node, "status": http_status, "detail": detail},
+        self.metrics.pod_scheduling_attempts.observe(info.attempts)
+        self.events.event(
+            profile,
+            pod,
+            "Normal",
+            "Scheduled",
+            "Binding",
+            f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
         )
-        message = f"Binding rejected: {detail}"
-        info.unschedulable_plugins = frozenset()
-        self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
-        self._report_failure(pod, info.raw, "SchedulerError", message, None)
+        log.debug("bound", extra={"pod": pod.key, "node": node})
 
-    def _refuse_claims(self, info: QueuedPodInfo, cycle: int, reasons: Sequence[str]) -> None:
-        # A pod whose devices topospread cannot decide as upstream does is not scheduled.
-        pod = info.pod
-        message = f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {pod.key}: {'; '.join(reasons)}"
-        log.warning("unsupported", extra={"pod": pod.key, "reason": message})
-        info.unschedulable_plugins = frozenset({"DynamicResources"})
-        self.queue.add_unschedulable_if_not_present(info, cycle)
-        self._report_failure(pod, info.raw, "SchedulerError", message, None)
+    def gone(self, info: QueuedPodInfo, node: str) -> None:
+        """Deleted or bound elsewhere while the bind was in flight."""
+        log.info("bind dropped", extra={"pod": info.key, "node": node})
 
-    def _binding_cycle_failed(
-        self,
-        info: QueuedPodInfo,
-        assumed: Pod,
-        reservation: Reservation,
-        cycle: int,
-        start: float,
-        message: str,
-    ) -> None:
-        """``handleBindingCycleError``: forget, unreserve, requeue with backoff, report."""
-        pod = info.pod
-        self.cache.forget_pod(assumed)
-        self._unreserve(pod, reservation)
-        self.metrics.schedule_attempts.labels("error", pod.scheduler_name).inc()
-        self.metrics.attempt_duration.labels("error", pod.scheduler_name).observe(
-            time.perf_counter() - start
-        )
-        log.warning("binding cycle failed", extra={"pod": pod.key, "reason": message})
-        info.unschedulable_plugins = frozenset()
-        self.queue.add_unschedulable_if_not_present(info, cycle, error=True)
-        self._report_failure(pod, info.raw, "SchedulerError", message, None)
-
-    # -- failures and preemption ---------------------------------------------------------
-
-    def _failure(self, info: QueuedPodInfo, result: CycleResult, cycle: int, start: float) -> None:
+    def failed(self, info: QueuedPodInfo, failure: Failure, start: float) -> None:
+        """The metrics, the FailedScheduling Event, the PodScheduled condition and the
+        nomination (``handleSchedulingFailure``'s report)."""
         pod = info.pod
         profile = pod.scheduler_name
-        message = result.message or "no node selected"
-        # A FitError ("0/N nodes are available: ...") or ErrNoNodesAvailable, which
-        # schedulingCycle reports as UnschedulableAndUnresolvable: rejected, not an error.
-        fit_error = message.startswith("0/") or message == NO_NODES_AVAILABLE
-        reason = "Unschedulable" if fit_error else "SchedulerError"
-        result_label = "unschedulable" if fit_error else "error"
-        self.metrics.schedule_attempts.labels(result_label, profile).inc()
-        self.metrics.attempt_duration.labels(result_label, profile).observe(
+        self.metrics.schedule_attempts.labels(failure.result, profile).inc()
+        if failure.post_filter_ran:
+            self.metrics.preemption_attempts.inc()
+        self.metrics.attempt_duration.labels(failure.result, profile).observe(
             time.perf_counter() - start
         )
-        info.unschedulable_plugins = frozenset(
-            s.plugin
-            for s in result.statuses.values()
-            if s is not None and s.plugin and s.code is not Code.ERROR
-        )
-        self.queue.add_unschedulable_if_not_present(info, cycle, error=not fit_error)
-        # handleSchedulingFailure's nominatingInfo: cleared when no PostFilter ran; a
-        # PostFilter result overrides it ("" clears); no result leaves it as it is.
-        nominate: str | None = None
-        if not result.post_filter_ran:
-            nominate = ""
-        elif result.post_filter is not None:
-            nominate = result.post_filter.nominated_node_name
-        if result.post_filter_ran:
-            self.metrics.preemption_attempts.inc()
-        post = result.post_filter
-        status = result.post_filter_status
-        if (
-            post is not None
-            and post.nominated_node_name
-            and status is not None
-            and (status.code is Code.SUCCESS)
-        ):
-            victims = list(post.victims.get(post.nominated_node_name, ()))
-            self.metrics.preemption_victims.observe(len(victims))
-            self._preempt(pod, post.nominated_node_name, victims)
-        if nominate is not None:
-            self.queue.nominate(pod, nominate)
         log.info(
-            "unschedulable" if fit_error else "scheduling error",
-            extra={"pod": pod.key, "reason": message},
+            "unschedulable" if failure.result == "unschedulable" else "scheduling error",
+            extra={"pod": pod.key, "reason": failure.message},
         )
-        self._report_failure(pod, info.raw, reason, message, nominate)
+        self._report_failure(pod, info.raw, failure.reason, failure.message, failure.nominate)
+
+    def stale(self, result: CycleResult) -> bool:
+        """Never: the informers keep the PodDisruptionBudgets' status current."""
+        del result
+        return False
 
     def _report_failure(
         self,
@@ -667,10 +512,10 @@ class Scheduler:
                 "cannot update the pod status: HTTP %s", response.status, extra={"pod": pod.key}
             )
 
-    def _preempt(self, preemptor: Pod, node: str, victims: list[Pod]) -> None:
-        # prepareCandidate: each victim gets the DisruptionTarget condition, then is
-        # deleted (with an Event naming the preemptor); lower-priority pods nominated to
-        # the node lose their nomination.
+    def preempt(self, preemptor: Pod, node: str, victims: Sequence[Pod]) -> None:
+        """``prepareCandidate``: each victim gets the DisruptionTarget condition, then is
+        deleted (with an Event naming the preemptor)."""
+        self.metrics.preemption_victims.observe(len(victims))
         condition = {
             "type": "DisruptionTarget",
             "status": "True",
@@ -680,11 +525,10 @@ class Scheduler:
         }
         for victim in victims:
             self._writer.submit(self._evict, preemptor, victim, node, condition)
-        priority = preemptor.priority or 0
-        for other in self.queue.nominated_pods_for_node(node):
-            if (other.priority or 0) < priority and other.key != preemptor.key:
-                self.queue.nominate(other, "")
-                self._writer.submit(self._patch_status, other, {"nominatedNodeName": None})
+
+    def nomination_cleared(self, pod: Pod) -> None:
+        """The pod's ``status.nominatedNodeName`` is cleared."""
+        self._writer.submit(self._patch_status, pod, {"nominatedNodeName": None})
 
     def _evict(self, preemptor: Pod, victim: Pod, node: str, condition: dict[str, Any]) -> None:
         try:

@@ -9,11 +9,13 @@ the bulk Filter path and with the per-node one.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 import yaml
 
+from topospread.engine.loop import SchedulingQueue
 from topospread.engine.sim import simulator as simulator_module
 from topospread.engine.sim.scenario import parse_scenario
 from topospread.engine.sim.simulator import SimulationLimitError, Simulator
@@ -133,9 +135,11 @@ def test_a_high_priority_deployment_preempts_low_priority_pods():
     assert len(created) == 2
     assert sorted(f"{p.namespace}/{p.name}" for p in applied.pending) == sorted(created)
     assert all("2 Insufficient cpu" in p.message for p in applied.pending)
-    # web lands on the nominated node at its next attempt (after its 1 s backoff).
+    # web lands on the nominated node at its next attempt: the victims' deletion during
+    # its cycle sent it to backoffQ, and with activeQ empty (the replacements tried and
+    # failed) it is popped from there at once (SchedulerPopFromBackoffQ, on in v1.37).
     placed = [e for e in applied.placements if "/web-" in e.pod]
-    assert [(e.node, e.time) for e in placed] == [("node-a-1", preempted[0].time + 1)]
+    assert [(e.node, e.time) for e in placed] == [("node-a-1", preempted[0].time)]
     assert node_pods(applied, "node-a-1") == [web.split("/")[1]]
     assert len(node_pods(applied, "node-a-2")) == 2
     assert not any(p.workload == "Deployment/web" for p in applied.pending)
@@ -196,8 +200,8 @@ def test_without_the_nominator_the_freed_room_is_taken_and_preemption_never_ends
     # The counterpart of the test above, to show what the nominator prevents: blind to
     # nominated pods, mid and the batch replacements bind into the room web's
     # preemption opened, web preempts again, and so on without end.
-    monkeypatch.setattr(Simulator, "_nominated_pods_for_node", lambda self, node: ())
-    monkeypatch.setattr(Simulator, "_nominated_node_names", lambda self: ())
+    monkeypatch.setattr(SchedulingQueue, "nominated_pods_for_node", lambda self, node: [])
+    monkeypatch.setattr(SchedulingQueue, "nominated_node_names", lambda self: ())
     sim = Simulator(
         scenario(deployment("batch", 4, 0), pod("web", 1000, cpu="2") + pod("mid", 500)),
         max_events_per_step=2_000,
@@ -232,14 +236,15 @@ def test_the_nomination_is_set_while_pending_and_cleared_on_binding():
         ),
         None,
     )
-    sim.run(until=sim.now)  # web's first attempt: it preempts and is nominated
+    while not web.pod.nominated_node_name:  # web's first attempt: it preempts
+        sim.step()
     assert web.node_name == ""
     assert web.pod.nominated_node_name == "node-a-1"
-    assert [p.name for p in sim._nominated_pods_for_node("node-a-1")] == ["web"]
+    assert [p.name for p in sim.queue.nominated_pods_for_node("node-a-1")] == ["web"]
     sim.run()
     assert web.node_name == "node-a-1"
     assert web.pod.nominated_node_name == ""  # ClearingNominatedNodeNameAfterBinding
-    assert sim._nominated_pods_for_node("node-a-1") == ()
+    assert sim.queue.nominated_pods_for_node("node-a-1") == []
 
 
 def test_preempting_clears_lower_priority_nominations_to_the_node():
@@ -274,9 +279,9 @@ def test_preempting_clears_lower_priority_nominations_to_the_node():
         ),
         None,
     )
-    sim._nominate(lower, "node-a-1")
-    sim._nominate(equal, "node-a-1")
-    sim._nominate(far, "node-a-2")
+    for record, node in ((lower, "node-a-1"), (equal, "node-a-1"), (far, "node-a-2")):
+        record.pod = replace(record.pod, nominated_node_name=node)
+        sim.queue.nominate(record.pod, node)
     web = create(
         Pod(
             ObjectMeta("web", "default"),
@@ -286,10 +291,10 @@ def test_preempting_clears_lower_priority_nominations_to_the_node():
         ),
         None,
     )
-    sim._preempt(web, "node-a-1", ())
+    sim.loop._clear_lower_nominations(web.pod, "node-a-1")
     assert lower.pod.nominated_node_name == ""
-    assert [p.name for p in sim._nominated_pods_for_node("node-a-1")] == ["equal"]
-    assert [p.name for p in sim._nominated_pods_for_node("node-a-2")] == ["far"]
+    assert [p.name for p in sim.queue.nominated_pods_for_node("node-a-1")] == ["equal"]
+    assert [p.name for p in sim.queue.nominated_pods_for_node("node-a-2")] == ["far"]
 
 
 def test_a_pod_created_with_a_nominated_node_name_is_nominated_and_tries_it_first():
@@ -297,11 +302,11 @@ def test_a_pod_created_with_a_nominated_node_name_is_nominated_and_tries_it_firs
     sim.run_scenario()
     nominated = Pod(ObjectMeta("p", "default"), containers=CPU2, nominated_node_name="node-a-2")
     record = sim.state.create_pod(nominated, None)
-    assert [p.name for p in sim._nominated_pods_for_node("node-a-2")] == ["p"]
+    assert [p.name for p in sim.queue.nominated_pods_for_node("node-a-2")] == ["p"]
     sim.run()
     # Without the nomination, the empty first node would win the score tie.
     assert record.node_name == "node-a-2"
-    assert sim._nominated_pods_for_node("node-a-2") == ()
+    assert sim.queue.nominated_pods_for_node("node-a-2") == []
 
 
 def test_budgets_are_counted_when_preemption_runs(monkeypatch):

@@ -64,18 +64,43 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Final
 
-from topospread.engine.cycle import CycleResult, NodeSearch, schedule_one
+from topospread.engine.cycle import CycleResult, NodeSearch
+from topospread.engine.loop import (
+    Failure,
+    QueuedPodInfo,
+    SchedulingLoop,
+    SchedulingQueue,
+    build_frameworks,
+    queue_sort_key,
+    queueing_hints,
+)
 from topospread.engine.rebalance.plan import RebalancePlan, plan_rebalance
 from topospread.errors import InputError, TopospreadError, UnsupportedError
-from topospread.framework.cycle_state import CycleState
+from topospread.framework.binding import (
+    AssumedObject,
+    BindingGone,
+    ClaimAllocation,
+    VolumeCheck,
+)
+from topospread.framework.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    EVENT_NODE_DELETE,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    node_scheduling_properties_change,
+)
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.framework.runtime import Framework, PluginFactory
-from topospread.framework.status import Code, is_success
+from topospread.framework.status import Code, Status
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
@@ -169,6 +194,11 @@ DEFAULT_MAX_EVENTS_PER_STEP: Final = 2_000_000
 _PROVISIONED_SHOWN: Final = 12
 """Provisioned volumes a step's note names; the rest are counted (all are events)."""
 
+EVENT_STORAGE_CHANGED: Final = ClusterEvent(
+    EventResource.WILDCARD, ActionType.ALL, "StorageChanged"
+)
+"""A claim, volume or other storage object changed (which one is not tracked)."""
+
 # Event priorities within one simulated second.
 _STEP, _API, _CONTROLLER, _QUEUE, _SCHEDULE = range(5)
 
@@ -181,15 +211,63 @@ class SimulationLimitError(TopospreadError):
     """A step did not settle within the event budget (a controller loop that never ends)."""
 
 
-@dataclass(slots=True)
-class _Queued:
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    """A pod waiting in the scheduling queue: its record, attempts, and why it waits."""
+
     record: PodRecord
-    attempts: int = 0
-    last_attempt: int = 0
-    message: str = ""
+    attempts: int
+    message: str
 
 
 _Action = Callable[[], None]
+
+
+class _SimulatedBinding:
+    """The binding port over the simulated cluster: the volume controllers take the
+    volume and claim writes, the simulator the pod's bind."""
+
+    def __init__(self, volumes: VolumeControllers, bind: Callable[[Pod, str], None]) -> None:
+        self._volumes = volumes
+        self._bind = bind
+
+    def assume_objects(self, assumed: Sequence[AssumedObject]) -> None:
+        """Reserve's assumptions."""
+        self._volumes.assume_objects(assumed)
+
+    def restore_objects(
+        self, assumed: Sequence[AssumedObject], originals: Sequence[AssumedObject]
+    ) -> None:
+        """Unreserve's restore."""
+        self._volumes.restore_objects(assumed, originals)
+
+    def bind_volume(
+        self, volume: PersistentVolume, claim: PersistentVolumeClaim, node_name: str
+    ) -> None:
+        """A static binding."""
+        self._volumes.bind_volume(volume, claim, node_name)
+
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """A claim to provision on the node."""
+        self._volumes.select_node(claim, node_name)
+
+    def wait_for_volumes(
+        self, node_name: str, pod_key: str, check: VolumeCheck, timeout: float
+    ) -> None:
+        """The controllers finished in the instant of the write."""
+        self._volumes.wait_for_volumes(node_name, pod_key, check, timeout)
+
+    def reserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """DynamicResources' writes (refused earlier: the simulator allocates no claims)."""
+        self._volumes.reserve_claims(pod, planned)
+
+    def unreserve_claims(self, pod: Pod, planned: Sequence[ClaimAllocation]) -> None:
+        """DynamicResources' Unreserve write."""
+        self._volumes.unreserve_claims(pod, planned)
+
+    def bind_pod(self, pod: Pod, node_name: str) -> None:
+        """DefaultBinder's write."""
+        self._bind(pod, node_name)
 
 
 class Simulator:
@@ -237,16 +315,8 @@ class Simulator:
         self._listed: tuple[tuple[object, ...], ...] = ()
         self._objects = ClusterObjects()
         """What the frameworks list: workloads, budgets and the storage objects."""
-        self._active: list[tuple[int, int, str, str]] = []
-        """Heap of (-priority, enqueue sequence, pod key, uid)."""
-        self._queued: dict[str, _Queued] = {}
-        """Every pending pod by key: in the active queue, backing off or unschedulable."""
-        self._unschedulable: set[str] = set()
-        self._nominated: dict[str, dict[str, PodRecord]] = {}
-        """The nominator: node -> pending pods nominated to it, in order of nomination."""
         self._budgets_in_use: tuple[PodDisruptionBudget, ...] = ()
         """The PDBs, with their live disruptionsAllowed, the frameworks were built with."""
-        self._cluster_changed = False
         self._schedule_pending = False
         self._sync_at: dict[OwnerKey, int] = {}
         self._events: list[SimEvent] = []
@@ -264,6 +334,25 @@ class Simulator:
             else None
         )
         """Cluster Autoscaler or Karpenter over the scenario's node pools (None: no pools)."""
+        self.binding = _SimulatedBinding(self.volumes, self._bind_pod)
+        """The binding port: the volume controllers' writes, and the pod's bind."""
+        self.queue = SchedulingQueue(
+            initial_backoff=float(self.configuration.pod_initial_backoff_seconds),
+            max_backoff=float(self.configuration.pod_max_backoff_seconds),
+            clock=lambda: float(self.now),
+            pre_enqueue=self._pre_enqueue,
+        )
+        """kube-scheduler's queue on the simulated clock (the live scheduler's too)."""
+        frameworks = self._framework_map()
+        self.queue.queueing_hints = queueing_hints(frameworks)
+        self.queue.sort_key = queue_sort_key(frameworks)
+        self.loop = SchedulingLoop(
+            self.queue,
+            self,
+            self.node_search,
+            tie_break=self._tie_rng if tie_break == "random" else None,
+        )
+        """The scheduling loop the live scheduler runs, with this simulator as its port."""
 
     # -- the event loop ---------------------------------------------------------------
 
@@ -359,8 +448,8 @@ class Simulator:
             layout=layout(self.state, self.snapshot),
             pending=pending_pods(
                 self.state,
-                {k: q.message for k, q in self._queued.items()},
-                {k: q.attempts for k, q in self._queued.items()},
+                {q.record.key: q.message for q in self.unschedulable_pods()},
+                {q.record.key: q.attempts for q in self.unschedulable_pods()},
             ),
             spread=workload_spreads(
                 self.state, self.snapshot, self._framework_map(), self.features
@@ -584,21 +673,27 @@ class Simulator:
         self.state.nodes[node.name] = node
         self.snapshot.add_node(node)
         self._log("node", node=node.name, detail="added")
-        self._cluster_event()
+        self._cluster_event(EVENT_NODE_ADD, None, node)
 
     def _update_node(self, node: Node, what: str) -> None:
+        previous = self.state.nodes.get(node.name)
         self.state.nodes[node.name] = node
         self.snapshot.update_node(node)
         self._log("node", node=node.name, detail=what)
-        self._cluster_event()
+        if previous is None:
+            self._cluster_event(EVENT_NODE_ADD, None, node)
+            return
+        # updateNodeInCache: one move per UpdateNode* event the change amounts to.
+        for event in node_scheduling_properties_change(node, previous):
+            self._cluster_event(event, previous, node)
 
     def _remove_node(self, name: str, what: str) -> None:
         for record in self._pods_on(name):
             self.state.delete_pod(record.key, f"node {name} {what}")
-        del self.state.nodes[name]
+        previous = self.state.nodes.pop(name)
         self.snapshot.remove_node(name)
         self._log("node", node=name, detail=what)
-        self._cluster_event()
+        self._cluster_event(EVENT_NODE_DELETE, previous, None)
 
     def _pods_on(self, node_name: str) -> list[PodRecord]:
         # From the snapshot's NodeInfo: O(pods on the node), not O(pods in the cluster).
@@ -669,9 +764,14 @@ class Simulator:
 
     # -- the autoscaler and rebalance ---------------------------------------------------------
 
-    def unschedulable_pods(self) -> list[_Queued]:
-        """Pending pods of the scheduling queue, in the order they were created."""
-        return [q for q in self._queued.values() if q.record.key in self.state.pods]
+    def unschedulable_pods(self) -> list[PendingPod]:
+        """Pending pods of the scheduling queue, in the order they were queued."""
+        pending = []
+        for info in self.queue.pods():
+            record = self.state.pods.get(info.key)
+            if record is not None and not record.node_name:
+                pending.append(PendingPod(record, info.attempts, info.message))
+        return pending
 
     def cluster_objects(self) -> list[object]:
         """The cluster as ``audit`` and ``rebalance`` read it: nodes, pods, workloads with
@@ -792,27 +892,22 @@ class Simulator:
             info = self.snapshot.get(record.node_name)
             if info is not None:
                 info.add_pod(record.pod)
-            self._cluster_event()
+            self._cluster_event(EVENT_ASSIGNED_POD_ADD, None, record.pod)
             return
-        self._queued[record.key] = _Queued(record)
-        if record.pod.nominated_node_name:
-            # The queue's Add: a pod created with status.nominatedNodeName keeps it.
-            self._nominate(record, record.pod.nominated_node_name)
-        self._push_active(record)
+        # The queue's Add (a pod created with status.nominatedNodeName keeps it).
+        self.queue.add(record.pod)
+        self._wake_scheduler()
 
     def pod_deleted(self, record: PodRecord, reason: str) -> None:
         """A pod is gone: out of the snapshot or out of the queue."""
         kind = next((k for k in ("evicted", "preempted") if reason.startswith(k)), "deleted")
         self._log(kind, pod=record.key, node=record.node_name, detail=reason)
-        self._forget_nomination(record)
-        queued = self._queued.pop(record.key, None)
-        if queued is not None:
-            self._unschedulable.discard(record.key)
+        self.queue.delete(record.key)
         if record.node_name:
             info = self.snapshot.get(record.node_name)
             if info is not None:
                 info.remove_pod(record.pod)
-            self._cluster_event()
+            self._cluster_event(EVENT_ASSIGNED_POD_DELETE, record.pod, None)
         # The garbage collector: claims the pod owned go with it.
         self.volumes.pod_deleted(record)
 
@@ -821,7 +916,9 @@ class Simulator:
         self._log("volume", detail=what)
         if provisioned:
             self._provisioned.append(provisioned)
-        self._cluster_event()
+        # Which storage object changed is not tracked here: every pending pod is asked
+        # again (a wildcard event), as the scheduler would on each of those events.
+        self._cluster_event(EVENT_STORAGE_CHANGED, None, None)
 
     def workload_changed(self, owner: OwnerKey) -> None:
         """A controller's pods changed: it syncs, and so does a Deployment above it."""
@@ -837,139 +934,129 @@ class Simulator:
 
     # -- the scheduling queue -----------------------------------------------------------
 
-    def _push_active(self, record: PodRecord) -> None:
-        self._seq += 1
-        priority = record.pod.priority or 0
-        heapq.heappush(self._active, (-priority, self._seq, record.key, record.uid))
+    def _wake_scheduler(self) -> None:
         if not self._schedule_pending:
             self._schedule_pending = True
             self.schedule(0, _SCHEDULE, self._schedule_next)
 
-    def _cluster_event(self) -> None:
-        self._cluster_changed = True
+    def _cluster_event(self, event: ClusterEvent, old: object | None, new: object | None) -> None:
+        # MoveAllToActiveOrBackoffQueue, as the live informers' handlers call it.
         if self.autoscaler is not None:
             self.autoscaler.wake_down()
-        if self._unschedulable and not self._schedule_pending:
-            self._schedule_pending = True
-            self.schedule(0, _SCHEDULE, self._schedule_next)
-
-    def _move_unschedulable(self) -> None:
-        # MoveAllToActiveOrBackoffQueue: back to active once the backoff has passed.
-        self._cluster_changed = False
-        initial = self.configuration.pod_initial_backoff_seconds
-        maximum = self.configuration.pod_max_backoff_seconds
-        for key in sorted(self._unschedulable, key=lambda k: self._queued[k].record.uid):
-            queued = self._queued[key]
-            backoff = min(maximum, initial * 2 ** max(0, queued.attempts - 1))
-            ready = queued.last_attempt + backoff
-            if ready <= self.now:
-                self._push_active(queued.record)
-            else:
-                self.schedule(ready - self.now, _QUEUE, self._from_backoff(queued.record))
-        self._unschedulable.clear()
-
-    def _from_backoff(self, record: PodRecord) -> _Action:
-        def move() -> None:
-            queued = self._queued.get(record.key)
-            if queued is not None and queued.record.uid == record.uid:
-                self._push_active(record)
-
-        return move
+        if self.queue.move_all_to_active_or_backoff(event, old, new):
+            self._wake_scheduler()
 
     def _schedule_next(self) -> None:
+        # One ScheduleOne per event; the backoff flush the queue runs every second.
         self._schedule_pending = False
-        if self._cluster_changed and self._unschedulable:
-            self._move_unschedulable()
-        self._cluster_changed = False
-        while self._active:
-            _, _, key, uid = heapq.heappop(self._active)
-            queued = self._queued.get(key)
-            if queued is None or queued.record.uid != uid or key in self._unschedulable:
-                continue  # deleted, replaced, or a stale duplicate entry
-            self._attempt(queued)
-            break
-        if self._active and not self._schedule_pending:
-            self._schedule_pending = True
-            self.schedule(0, _SCHEDULE, self._schedule_next)
-
-    def _attempt(self, queued: _Queued) -> None:
-        record = queued.record
-        pod = record.pod
-        queued.attempts += 1
-        queued.last_attempt = self.now
-        self._attempts += 1
-        self._attempts_total += 1
-        if self._progress is not None and self._attempts_total % PROGRESS_EVERY == 0:
+        self.queue.flush_backoff_completed()
+        info = self.queue.pop(timeout=0)
+        if info is None:
+            return
+        before = self.loop.attempts
+        self.loop.schedule_one(info)
+        tried = self.loop.attempts - before
+        self._attempts += tried
+        self._attempts_total += tried
+        if self._progress is not None and tried and self._attempts_total % PROGRESS_EVERY == 0:
             self._report_progress()
-        frameworks = self._framework_map()
-        framework = frameworks.get(pod.scheduler_name)
-        if pod.scheduling_gates:
-            queued.message = "pod has scheduling gates: " + ", ".join(pod.scheduling_gates)
-            self._unschedulable.add(record.key)
-            return
+        self._wake_scheduler()
+
+    # -- the scheduling loop's port (engine/loop.ClusterPort) ---------------------------
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        framework = self._framework_map().get(pod.scheduler_name)
         if framework is None:
-            queued.message = f'no profile has schedulerName "{pod.scheduler_name}"'
-            self._unschedulable.add(record.key)
-            return
-        start = self.node_search.next_start_node_index
-        result = schedule_one(
-            framework, pod, self.node_search, skip_single_node_scoring=True, lean=True
-        )
-        if self._budgets_changed(result):
-            # The dry run weighed the victims against stale budgets: again, from the
-            # same start, with the budgets as they are now.
-            self.node_search.next_start_node_index = start
-            framework = self._framework_map()[pod.scheduler_name]
-            result = schedule_one(
-                framework, pod, self.node_search, skip_single_node_scoring=True, lean=True
-            )
-        node = result.selected_node
-        if node is not None and self.tie_break == "random" and len(result.tied_nodes) > 1:
-            node = self._tie_rng.choice(result.tied_nodes)
-        if node is None:
-            queued.message = result.message or "no node selected"
-            self._unschedulable.add(record.key)
-            self._after_failure(record, result)
-            if self.autoscaler is not None:
-                self.autoscaler.wake_up()
-            return
-        binding = self._binding_cycle(framework, pod, node)
-        if isinstance(binding, str):
-            # handleBindingCycleError: the pod waits for its next attempt.
-            queued.message = binding
-            self._unschedulable.add(record.key)
-            return
-        del self._queued[record.key]
-        self._forget_nomination(record)
+            return Status(Code.SUCCESS)
+        return framework.run_pre_enqueue_plugins(pod)
+
+    def cycle_lock(self) -> AbstractContextManager[object]:
+        """Nothing runs beside the loop here."""
+        return nullcontext()
+
+    def frameworks(self) -> dict[str, Framework]:
+        """The profiles' frameworks over the simulated cluster as it is now."""
+        return self._framework_map()
+
+    def is_pending(self, pod: Pod) -> bool:
+        """The pod exists and is not bound."""
+        record = self.state.pods.get(pod.key)
+        return record is not None and not record.node_name
+
+    def assume(self, pod: Pod, node: str) -> Pod | None:
+        """Nothing to assume: the binding cycle runs at once."""
+        del node
+        return pod
+
+    def forget(self, assumed: Pod) -> None:
+        """Nothing was assumed."""
+        del assumed
+
+    def run_binding_cycle(self, work: Callable[[], None]) -> None:
+        """At once: the simulated API answers in the same instant."""
+        work()
+
+    def _bind_pod(self, pod: Pod, node: str) -> None:
+        # DefaultBinder's write: the pod is bound (its nomination cleared, binding clears
+        # it: ClearingNominatedNodeNameAfterBinding) and joins the snapshot.
+        record = self.state.pods.get(pod.key)
+        if record is None or record.node_name:
+            raise BindingGone(f'pods "{pod.name}" not found')
         if record.pod.nominated_node_name:
             record.pod = replace(record.pod, nominated_node_name="")
         self.state.bind(record, node)
-        framework.run_post_bind_plugins(binding, pod, node)
         info = self.snapshot.get(node)
         assert info is not None
         info.add_pod(record.pod)
         self._bound_total += 1
         self._log("scheduled", pod=record.key, node=node)
-        self._cluster_event()
+        self._cluster_event(EVENT_ASSIGNED_POD_ADD, None, record.pod)
         if record.owner is not None:
             # The pod is Ready now; its controller notices one second later.
             self._wake(record.owner, 1)
 
-    def _binding_cycle(self, framework: Framework, pod: Pod, node: str) -> CycleState | str:
-        """Reserve, Permit and PreBind in upstream's order (``schedule_one.go``), writing
-        into the simulated cluster (VolumeBinding's claims bound or provisioned before the
-        pod is bound): the cycle's state for PostBind, or, after Unreserve, the failure's
-        message. The bind itself (DefaultBinder) and PostBind are the caller's."""
-        state = CycleState()
-        status = framework.run_reserve_plugins_reserve(state, pod, node)
-        if is_success(status):
-            status = framework.run_permit_plugins(state, pod, node)
-        if is_success(status):
-            status = framework.run_pre_bind_plugins(state, pod, node)
-        if is_success(status):
-            return state
-        framework.run_reserve_plugins_unreserve(state, pod, node)
-        return status.message
+    def bound(self, info: QueuedPodInfo, assumed: Pod, node: str, start: float) -> None:
+        """Bound: the snapshot and the controllers were told by the bind itself."""
+        del info, assumed, node, start
+
+    def gone(self, info: QueuedPodInfo, node: str) -> None:
+        """Cannot happen in the simulated cluster's single thread."""
+        del info, node
+
+    def failed(self, info: QueuedPodInfo, failure: Failure, start: float) -> None:
+        """The pod waits; its nomination follows the loop's; the autoscaler looks."""
+        del start
+        record = self.state.pods.get(info.key)
+        if (
+            record is not None
+            and failure.nominate is not None
+            and record.pod.nominated_node_name != failure.nominate
+        ):
+            record.pod = replace(record.pod, nominated_node_name=failure.nominate)
+        if self.autoscaler is not None:
+            self.autoscaler.wake_up()
+
+    def preempt(self, preemptor: Pod, node: str, victims: Sequence[Pod]) -> None:
+        """``prepareCandidate``: delete every victim (upstream first marks it with a
+        DisruptionTarget condition; deletions are immediate here)."""
+        priority = preemptor.priority or 0
+        for victim in victims:
+            current = self.state.pods.get(victim.key)
+            if current is None or current.node_name != node:
+                continue
+            self.state.delete_pod(
+                victim.key, f"preempted by {preemptor.key} (priority {priority}) on {node}"
+            )
+
+    def nomination_cleared(self, pod: Pod) -> None:
+        """The pod's ``status.nominatedNodeName`` is cleared."""
+        record = self.state.pods.get(pod.key)
+        if record is not None and record.pod.nominated_node_name:
+            record.pod = replace(record.pod, nominated_node_name="")
+
+    def stale(self, result: CycleResult) -> bool:
+        """Whether the dry run weighed the victims against budgets that changed since."""
+        return self._budgets_changed(result)
 
     def _report_progress(self, steps_done: int | None = None) -> None:
         if self._progress is None:
@@ -1020,75 +1107,18 @@ class Simulator:
             objects = replace(current, pod_disruption_budgets=self._budgets_in_use)
             self._objects = objects
             handle = Handle(
-                self.snapshot, objects, self.configuration.parallelism, binding=self.volumes
+                self.snapshot, objects, self.configuration.parallelism, binding=self.binding
             )
-            self._frameworks = {
-                profile.scheduler_name: Framework(profile, self.registry, handle, self.features)
-                for profile in self.configuration.profiles
-            }
-            for framework in self._frameworks.values():
-                framework.nominated_pods_for_node = self._nominated_pods_for_node
-                framework.nominated_node_names = self._nominated_node_names
+            self._frameworks = build_frameworks(
+                self.configuration,
+                self.registry,
+                handle,
+                self.features,
+                nominator=self.queue,
+            )
         return self._frameworks
 
     # -- preemption and the nominator ----------------------------------------------------
-
-    def _after_failure(self, record: PodRecord, result: CycleResult) -> None:
-        # handleSchedulingFailure's nominatingInfo: clearNominatedNode when no PostFilter
-        # ran (none configured, or an error); a PostFilter result overrides the
-        # nomination ("" clears it); no result leaves it. A successful preemption first
-        # actuates (prepareCandidate).
-        if not result.post_filter_ran:
-            self._nominate(record, "")
-            return
-        post = result.post_filter
-        if post is None:
-            return
-        node = post.nominated_node_name
-        status = result.post_filter_status
-        if node and status is not None and status.code is Code.SUCCESS:
-            self._preempt(record, node, post.victims.get(node, ()))
-        self._nominate(record, node)
-
-    def _preempt(self, preemptor: PodRecord, node: str, victims: Sequence[Pod]) -> None:
-        # prepareCandidate: delete every victim (upstream first marks it with a
-        # DisruptionTarget condition; deletions are immediate here), then clear the
-        # nomination of lower-priority pods nominated to the node.
-        priority = preemptor.pod.priority or 0
-        for victim in victims:
-            current = self.state.pods.get(victim.key)
-            if current is None or current.node_name != node:
-                continue
-            self.state.delete_pod(
-                victim.key, f"preempted by {preemptor.key} (priority {priority}) on {node}"
-            )
-        for other in list(self._nominated.get(node, {}).values()):
-            if (other.pod.priority or 0) < priority:
-                self._nominate(other, "")
-
-    def _nominate(self, record: PodRecord, node: str) -> None:
-        # The nominator's AddNominatedPod: out of its old node's list, to the end of the
-        # new one's; "" only clears. The pod's status.nominatedNodeName follows.
-        self._forget_nomination(record)
-        if record.pod.nominated_node_name != node:
-            record.pod = replace(record.pod, nominated_node_name=node)
-        if node:
-            self._nominated.setdefault(node, {})[record.key] = record
-
-    def _forget_nomination(self, record: PodRecord) -> None:
-        node = record.pod.nominated_node_name
-        pods = self._nominated.get(node) if node else None
-        if pods is not None and pods.get(record.key) is record:
-            del pods[record.key]
-            if not pods:
-                del self._nominated[node]
-
-    def _nominated_pods_for_node(self, node: str) -> Sequence[Pod]:
-        pods = self._nominated.get(node)
-        return [r.pod for r in pods.values()] if pods else ()
-
-    def _nominated_node_names(self) -> tuple[str, ...]:
-        return tuple(self._nominated)
 
     def _live_budgets(self) -> tuple[PodDisruptionBudget, ...]:
         # The PDB lister's view: status.disruptionsAllowed as the disruption controller

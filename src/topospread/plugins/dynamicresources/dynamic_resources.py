@@ -140,6 +140,17 @@ class DynamicResources:
         """``DynamicResources``."""
         return NAME
 
+    # -- the queue (dynamicresources.go: PreEnqueue) --------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """``PreEnqueue``: a pod whose claims are not all there (created from its templates,
+        not being deleted, its own) waits without a scheduling attempt or an Event, until a
+        claim or the pod's claim statuses change."""
+        if not pod.resource_claims:
+            return None
+        _, error = resolve_claims(pod, self._objects)
+        return _unresolvable(error) if error is not None else None
+
     # -- the binding cycle (dynamicresources.go: Reserve, PreBind, Unreserve) -----------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

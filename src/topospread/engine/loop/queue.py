@@ -2,8 +2,8 @@
 
 Three places a pending pod can wait:
 
-- **activeQ**, a heap ordered by the profile's QueueSort (PrioritySort: higher
-  ``spec.priority`` first, then the earlier queue timestamp); :meth:`Pop` blocks on it;
+- **activeQ**, a heap ordered by the profiles' QueueSort plugin (PrioritySort: higher
+  ``spec.priority`` first, then the earlier queue timestamp); :meth:`pop` blocks on it;
 - **backoffQ**, ordered by when each pod's backoff ends: ``podInitialBackoffSeconds``
   doubled per failed attempt up to ``podMaxBackoffSeconds``, from the last attempt,
   aligned to 1 s windows (``backoff_queue.go``); flushed to activeQ every second, and
@@ -14,8 +14,13 @@ Three places a pending pod can wait:
   profile into a :data:`QueueingHintMap`), and whose queueing hint says it may help this
   pod, moves it to backoffQ, or straight to activeQ when its backoff is over
   (``isPodWorthRequeuing``); pods that stay longer than ``podMaxInUnschedulablePodsDuration``
-  (5 min) are moved by a flush every 30 s. Pods with ``schedulingGates`` wait here too
-  (the SchedulingGates PreEnqueue plugin) until an update removes the gates.
+  (5 min) are moved by a flush every 30 s. Pods a PreEnqueue plugin holds (``schedulingGates``,
+  claims not created yet) wait here too, *gated*, until the pod's own update or an event
+  that plugin registered for lets them in (its name is the pod's ``pending_plugins``).
+
+The queue is the one every scheduling loop uses (:mod:`topospread.engine.loop`): the live
+scheduler's, with the monotonic clock and blocking :meth:`pop`; the simulator's, with its
+simulated clock and ``pop(timeout=0)``.
 
 A pod that comes back unschedulable from a cycle during which a move request happened
 goes to backoffQ rather than unschedulablePods (``moveRequestCycle``), so an event that
@@ -42,17 +47,37 @@ from topospread.framework.events import (
     QueueingHintFn,
     unroll_pod_event,
 )
+from topospread.framework.status import Code, Status, is_success
 from topospread.model.objects import Pod
 
 __all__ = [
+    "PreEnqueue",
+    "QueueSortKey",
     "QueuedPodInfo",
     "QueueingHintFunction",
     "QueueingHintMap",
     "SchedulingQueue",
     "build_queueing_hint_map",
+    "priority_order",
 ]
 
 log = logging.getLogger("topospread.scheduler.queue")
+
+PreEnqueue = Callable[[Pod], Status]
+"""The profile's ``RunPreEnqueuePlugins`` for a pod (Success lets it into activeQ)."""
+QueueSortKey = Callable[[Pod, float], tuple[float, ...]]
+"""The QueueSort plugin's order: (pod, queue timestamp) -> key, smaller first."""
+
+
+def priority_order(pod: Pod, timestamp: float) -> tuple[float, ...]:
+    """PrioritySort's order, for a queue built before its profiles' frameworks."""
+    return (-(pod.priority or 0), timestamp)
+
+
+def _admit_all(pod: Pod) -> Status:
+    del pod
+    return Status.of(Code.SUCCESS)
+
 
 BACKOFF_WINDOW: Final = 1.0
 """``backoffQOrderingWindowDuration``: backoff expiries are truncated to whole seconds."""
@@ -106,6 +131,10 @@ class QueuedPodInfo:
     consecutive_errors: int = 0
     unschedulable_plugins: frozenset[str] = frozenset()
     """The plugins that rejected it in its last cycle (empty: an error or no nodes)."""
+    pending_plugins: frozenset[str] = frozenset()
+    """The PreEnqueue plugin holding it while gated (``PendingPlugins``)."""
+    message: str = ""
+    """Why it is still pending: its last failure's message, or its PreEnqueue's."""
     backoff_expiration: float | None = None
     gated: bool = False
     flush_timestamp: float = 0.0
@@ -114,10 +143,6 @@ class QueuedPodInfo:
     def key(self) -> str:
         """``namespace/name``."""
         return self.pod.key
-
-
-def _gated(pod: Pod) -> bool:
-    return bool(pod.scheduling_gates)
 
 
 class SchedulingQueue:
@@ -131,8 +156,13 @@ class SchedulingQueue:
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
         clock: Callable[[], float] = time.monotonic,
         queueing_hints: Mapping[str, QueueingHintMap] | None = None,
+        pre_enqueue: PreEnqueue = _admit_all,
+        sort_key: QueueSortKey = priority_order,
     ) -> None:
         self.initial_backoff = initial_backoff
+        self.pre_enqueue = pre_enqueue
+        """Run outside the queue's lock (a plugin may read the scheduler's cache)."""
+        self.sort_key = sort_key
         self.queueing_hints: Mapping[str, QueueingHintMap] = dict(queueing_hints or {})
         """Profile (scheduler name) -> its :data:`QueueingHintMap`."""
         self.max_backoff = max_backoff
@@ -140,7 +170,7 @@ class SchedulingQueue:
         self.clock = clock
         self._cond = threading.Condition(threading.Lock())
         self._seq = itertools.count()
-        self._active: list[tuple[int, float, int, str, QueuedPodInfo]] = []
+        self._active: list[tuple[tuple[float, ...], int, str, QueuedPodInfo]] = []
         self._backoff: list[tuple[float, int, str, QueuedPodInfo]] = []
         self._where: dict[str, tuple[str, QueuedPodInfo]] = {}
         """Key -> ("active"|"backoff"|"unschedulable"|"inflight", info)."""
@@ -155,35 +185,47 @@ class SchedulingQueue:
     # -- adding and removing pods --------------------------------------------------------
 
     def add(self, pod: Pod, raw: dict[str, Any] | None = None) -> None:
-        """A new pending pod: to activeQ, or unschedulablePods while gated."""
+        """A new pending pod: to activeQ, or unschedulablePods while a PreEnqueue holds it."""
+        admitted = self.pre_enqueue(pod)
         with self._cond:
             if pod.key in self._where:
-                self._update_locked(pod, raw)
+                self._update_locked(pod, raw, admitted)
                 return
             info = QueuedPodInfo(pod, raw or {}, timestamp=self.clock())
             if pod.nominated_node_name:
                 self._nominate_locked(pod, pod.nominated_node_name)
-            self._enqueue_new_locked(info)
+            self._enqueue_new_locked(info, admitted)
 
-    def _enqueue_new_locked(self, info: QueuedPodInfo) -> None:
-        if _gated(info.pod):
-            info.gated = True
+    def _enqueue_new_locked(self, info: QueuedPodInfo, admitted: Status) -> None:
+        if self._gate(info, admitted):
             self._to_unschedulable_locked(info)
         else:
-            info.gated = False
             self._to_active_locked(info)
+
+    @staticmethod
+    def _gate(info: QueuedPodInfo, admitted: Status) -> bool:
+        # PreEnqueue's verdict: a rejection gates the pod, naming the plugin.
+        if is_success(admitted):
+            info.gated = False
+            info.pending_plugins = frozenset()
+            return False
+        info.gated = True
+        info.pending_plugins = frozenset({admitted.plugin} if admitted.plugin else ())
+        info.message = admitted.message
+        return True
 
     def update(self, pod: Pod, raw: dict[str, Any] | None = None) -> None:
         """A pending pod changed (``Update``): the newest object replaces the queued one; a
         pod waiting as unschedulable or gated is retried, since its own change may help."""
+        admitted = self.pre_enqueue(pod)
         with self._cond:
-            self._update_locked(pod, raw)
+            self._update_locked(pod, raw, admitted)
 
-    def _update_locked(self, pod: Pod, raw: dict[str, Any] | None) -> None:
+    def _update_locked(self, pod: Pod, raw: dict[str, Any] | None, admitted: Status) -> None:
         entry = self._where.get(pod.key)
         if entry is None:
             info = QueuedPodInfo(pod, raw or {}, timestamp=self.clock())
-            self._enqueue_new_locked(info)
+            self._enqueue_new_locked(info, admitted)
             return
         place, info = entry
         changed = _scheduling_relevant(info.pod) != _scheduling_relevant(pod)
@@ -194,14 +236,27 @@ class SchedulingQueue:
             self._nominate_locked(pod, pod.nominated_node_name)
         if place == "unschedulable" and changed:
             del self._unschedulable[pod.key]
-            if _gated(pod):
-                info.gated = True
+            was_gated = info.gated
+            if self._gate(info, admitted):
                 self._to_unschedulable_locked(info)
-            elif info.gated:
-                info.gated = False
+            elif was_gated:
                 self._to_active_locked(info)
             else:
                 self._move_locked(info)
+
+    def gate(self, info: QueuedPodInfo, admitted: Status) -> None:
+        """A popped pod that a PreEnqueue plugin holds after all (the loop asks again at
+        pop, with the cluster as it is now): back to unschedulablePods, gated, with no
+        attempt counted."""
+        with self._cond:
+            entry = self._where.get(info.key)
+            if entry is None or entry[0] != "inflight" or entry[1] is not info:
+                return
+            info.attempts -= 1
+            if self._gate(info, admitted):
+                self._to_unschedulable_locked(info)
+            else:
+                self._to_active_locked(info)
 
     def delete(self, key: str) -> None:
         """The pod is gone, or no longer pending (bound by anyone)."""
@@ -258,8 +313,6 @@ class SchedulingQueue:
         with self._cond:
             moved = 0
             for key, info in list(self._unschedulable.items()):
-                if info.gated:
-                    continue
                 if pod_filter is not None and not pod_filter(info.pod):
                     continue
                 if not self._worth_requeuing(info, event, old, new):
@@ -273,9 +326,9 @@ class SchedulingQueue:
     def _worth_requeuing(
         self, info: QueuedPodInfo, event: ClusterEvent, old: object | None, new: object | None
     ) -> bool:
-        # isPodWorthRequeuing (backend/queue/scheduling_queue.go), without PendingPlugins
-        # (topospread has no PreEnqueue plugins that would set them).
-        rejectors = info.unschedulable_plugins
+        # isPodWorthRequeuing (backend/queue/scheduling_queue.go): the plugins that rejected
+        # the pod in its last cycle, or the PreEnqueue plugin holding it.
+        rejectors = info.pending_plugins if info.gated else info.unschedulable_plugins
         if not rejectors or event.is_wildcard():
             return True
         hint_map = self.queueing_hints.get(info.pod.scheduler_name)
@@ -302,7 +355,11 @@ class SchedulingQueue:
         return False
 
     def _move_locked(self, info: QueuedPodInfo) -> None:
-        if self._backing_off(info):
+        # A gated pod goes straight to activeQ; the loop asks its PreEnqueue again at pop.
+        if info.gated:
+            info.gated = False
+            self._to_active_locked(info)
+        elif self._backing_off(info):
             self._to_backoff_locked(info)
         else:
             self._to_active_locked(info)
@@ -339,6 +396,16 @@ class SchedulingQueue:
                 self._move_locked(info)
             return len(stale)
 
+    def next_backoff_expiry(self) -> float | None:
+        """When the earliest backoff ends (for a driver with its own clock), or None."""
+        with self._cond:
+            while self._backoff:
+                _, _, key, info = self._backoff[0]
+                if self._current(key, "backoff", info):
+                    return self._backoff_time(info)
+                heapq.heappop(self._backoff)
+            return None
+
     def run(self, stop: threading.Event) -> None:
         """The two flush loops of ``PriorityQueue.Run`` on one thread, until ``stop``."""
         last_unschedulable_flush = self.clock()
@@ -373,7 +440,7 @@ class SchedulingQueue:
 
     def _pop_active_locked(self) -> QueuedPodInfo | None:
         while self._active:
-            _, _, _, key, info = heapq.heappop(self._active)
+            _, _, key, info = heapq.heappop(self._active)
             if self._current(key, "active", info):
                 return info
         return None
@@ -471,8 +538,8 @@ class SchedulingQueue:
 
     def _to_active_locked(self, info: QueuedPodInfo) -> None:
         self._where[info.key] = ("active", info)
-        priority = info.pod.priority or 0
-        heapq.heappush(self._active, (-priority, info.timestamp, next(self._seq), info.key, info))
+        key = self.sort_key(info.pod, info.timestamp)
+        heapq.heappush(self._active, (key, next(self._seq), info.key, info))
         self._cond.notify()
 
     def _to_backoff_locked(self, info: QueuedPodInfo) -> None:

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from topospread.engine.loop.queue import SchedulingQueue, build_queueing_hint_map
 from topospread.framework.config.decode import default_configuration
 from topospread.framework.config.types import PluginRef, Plugins, PluginSet
 from topospread.framework.events import (
@@ -30,7 +31,6 @@ from topospread.model.resources import pod_request_amounts
 from topospread.model.storage import PersistentVolumeClaim
 from topospread.plugins.registry import registry
 from topospread.scheduler.cache import decode_one
-from topospread.scheduler.queue import SchedulingQueue, build_queueing_hint_map
 from topospread.testing.live import node as node_dict
 from topospread.testing.live import pod as pod_dict
 
@@ -59,21 +59,26 @@ def clock() -> Clock:
     return Clock()
 
 
+def default_framework() -> Framework:
+    return Framework(default_configuration().profiles[0], registry(), Handle(Snapshot([])))
+
+
 def default_hints() -> dict:
     """The default profile's requeue map, from its plugins' events_to_register."""
-    profile = default_configuration().profiles[0]
-    framework = Framework(profile, registry(), Handle(Snapshot([])))
-    return {profile.scheduler_name: build_queueing_hint_map(framework.enqueue_extensions())}
+    framework = default_framework()
+    return {"default-scheduler": build_queueing_hint_map(framework.enqueue_extensions())}
 
 
 @pytest.fixture
 def queue(clock: Clock) -> SchedulingQueue:
+    # The default profile's PreEnqueue plugins (SchedulingGates) hold gated pods.
     return SchedulingQueue(
         initial_backoff=1,
         max_backoff=10,
         max_in_unschedulable=300,
         clock=clock,
         queueing_hints=default_hints(),
+        pre_enqueue=default_framework().run_pre_enqueue_plugins,
     )
 
 
@@ -145,6 +150,7 @@ def test_scheduling_gates_hold_the_pod_until_removed(queue):
     assert queue.pop(0) is None
     queue.move_all_to_active_or_backoff(EVENT_NODE_ADD)
     assert queue.pop(0) is None
+    assert queue.pods()[0].message == "waiting for scheduling gates: [example.com/wait]"
     queue.update(make_pod("g"))
     assert queue.pop(0).key == "default/g"
 

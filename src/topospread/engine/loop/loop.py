@@ -1,0 +1,416 @@
+"""The scheduling loop: one ``ScheduleOne`` for the simulator and the live scheduler.
+
+Follows ``pkg/scheduler/schedule_one.go``: pop a pod from the :class:`SchedulingQueue`,
+ask the profile's PreEnqueue plugins again, run the scheduling cycle
+(:func:`~topospread.engine.cycle.schedule_one` with the scheduler-wide
+:class:`~topospread.engine.cycle.NodeSearch`), assume the pod on the chosen node, run
+Reserve and Permit, then the binding cycle (PreBind, Bind, PostBind: the plugins write
+through ``Handle.binding``, DefaultBinder included) or ``handleSchedulingFailure``
+(the nomination, the preemption's victims, the pod back to the queue).
+
+What differs between the simulator and the live scheduler is only where the decisions
+take effect, the :class:`ClusterPort`: the in-memory cluster at once, or the API server
+with the binding cycle on a worker thread, Events and status patches. Both feed the queue
+the same cluster events (:meth:`SchedulingQueue.move_all_to_active_or_backoff`), so a
+pod is retried on the same events, with the same backoff, in the same order.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
+from topospread.framework.binding import BindingGone
+from topospread.framework.config.types import SchedulerConfiguration
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle
+from topospread.framework.runtime import Framework, PluginFactory
+from topospread.framework.status import Code, Status, is_success
+from topospread.model.objects import Pod
+from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
+
+from .queue import (
+    QueuedPodInfo,
+    QueueingHintMap,
+    QueueSortKey,
+    SchedulingQueue,
+    build_queueing_hint_map,
+    priority_order,
+)
+
+__all__ = [
+    "UNSUPPORTED_CLAIMS_MESSAGE",
+    "ClusterPort",
+    "Failure",
+    "Reservation",
+    "SchedulingLoop",
+    "build_frameworks",
+    "queue_sort_key",
+    "queueing_hints",
+]
+
+UNSUPPORTED_CLAIMS_MESSAGE: Final = (
+    "unsupported: topospread cannot decide this pod's devices as kube-scheduler does; "
+    "leave this pod to kube-scheduler"
+)
+
+
+class Nominator(Protocol):
+    """The queue's nominator as the Filters read it."""
+
+    def nominated_pods_for_node(self, node: str) -> Sequence[Pod]: ...
+
+    def nominated_node_names(self) -> tuple[str, ...]: ...
+
+
+def build_frameworks(
+    configuration: SchedulerConfiguration,
+    registry: Mapping[str, PluginFactory],
+    handle: Handle,
+    features: Features = Features(),
+    *,
+    nominator: Nominator | None = None,
+    source: str = "",
+) -> dict[str, Framework]:
+    """One framework per profile, by scheduler name (``profile.NewMap``), reading the
+    nominated pods from ``nominator`` (the queue) when there is one."""
+    frameworks: dict[str, Framework] = {}
+    for profile in configuration.profiles:
+        framework = Framework(profile, registry, handle, features, source=source)
+        if nominator is not None:
+            framework.nominated_pods_for_node = nominator.nominated_pods_for_node
+            framework.nominated_node_names = nominator.nominated_node_names
+        frameworks[profile.scheduler_name] = framework
+    return frameworks
+
+
+def queue_sort_key(frameworks: Mapping[str, Framework]) -> QueueSortKey:
+    """The profiles' QueueSort order (every profile has the same plugin; PrioritySort's
+    order when none runs one)."""
+    for framework in frameworks.values():
+        plugin = framework.queue_sort_plugin
+        if plugin is not None:
+            return plugin.sort_key
+    return priority_order
+
+
+def queueing_hints(frameworks: Mapping[str, Framework]) -> dict[str, QueueingHintMap]:
+    """Each profile's :data:`QueueingHintMap` from its plugins' ``events_to_register``."""
+    return {
+        name: build_queueing_hint_map(framework.enqueue_extensions())
+        for name, framework in frameworks.items()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """A pod on its way to a node: the framework (profile) whose binding cycle runs and
+    the cycle's state, which holds what its plugins' Reserve assumed (Unreserve undoes it)."""
+
+    framework: Framework
+    state: CycleState
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A failed attempt as ``handleSchedulingFailure`` reports it."""
+
+    reason: str
+    """``Unschedulable`` (a FitError, or no nodes) or ``SchedulerError``."""
+    message: str
+    nominate: str | None
+    """The nomination to record: a node, ``""`` to clear it, None to leave it."""
+    result: str
+    """The attempt's metric label: ``unschedulable`` or ``error``."""
+    post_filter_ran: bool = False
+    """Whether a PostFilter (preemption) was tried."""
+
+
+class ClusterPort(Protocol):
+    """Where the loop's decisions take effect."""
+
+    def cycle_lock(self) -> AbstractContextManager[object]:
+        """Held through the scheduling cycle and Reserve (the live cache's lock)."""
+        ...
+
+    def frameworks(self) -> Mapping[str, Framework]:
+        """The profiles' frameworks over the cluster as it is now (under the lock)."""
+        ...
+
+    def is_pending(self, pod: Pod) -> bool:
+        """Whether the pod still waits for a node (not bound meanwhile, not being deleted)."""
+        ...
+
+    def assume(self, pod: Pod, node: str) -> Pod | None:
+        """The pod assumed on ``node`` in the scheduler's view (None: it cannot be)."""
+        ...
+
+    def forget(self, assumed: Pod) -> None:
+        """Undo :meth:`assume` after a failed binding cycle."""
+        ...
+
+    def run_binding_cycle(self, work: Callable[[], None]) -> None:
+        """Run the binding cycle: at once (the simulator) or on a worker (``go bindingCycle``)."""
+        ...
+
+    def bound(self, info: QueuedPodInfo, assumed: Pod, node: str, start: float) -> None:
+        """The Bind succeeded: confirm the assumption, tell the pod's watchers."""
+        ...
+
+    def gone(self, info: QueuedPodInfo, node: str) -> None:
+        """The Bind found the pod deleted or bound elsewhere: nothing to retry."""
+        ...
+
+    def failed(self, info: QueuedPodInfo, failure: Failure, start: float) -> None:
+        """Report a failed attempt (the FailedScheduling Event, the PodScheduled
+        condition, the nomination)."""
+        ...
+
+    def preempt(self, preemptor: Pod, node: str, victims: Sequence[Pod]) -> None:
+        """``prepareCandidate``: evict the victims from ``node``."""
+        ...
+
+    def nomination_cleared(self, pod: Pod) -> None:
+        """A lower-priority pod lost its nomination to a preemptor."""
+        ...
+
+    def stale(self, result: CycleResult) -> bool:
+        """Whether the cycle's inputs changed under it, so it must run again from the
+        same start (the simulator's budgets after a preemption dry run)."""
+        ...
+
+
+class SchedulingLoop:
+    """The queue, the cycle, and the binding cycle over a :class:`ClusterPort`."""
+
+    def __init__(
+        self,
+        queue: SchedulingQueue,
+        port: ClusterPort,
+        search: NodeSearch,
+        *,
+        tie_break: random.Random | None = None,
+    ) -> None:
+        self.queue = queue
+        self.port = port
+        self.search = search
+        self.tie_break = tie_break
+        """None: upstream's pick at parallelism 1 (the score heap over the visit order);
+        a generator: a random node among those tied for the best score (``selectHost``
+        with parallel Filter workers)."""
+        self.attempts = 0
+
+    # -- ScheduleOne ------------------------------------------------------------------------
+
+    def schedule_next(self, timeout: float | None = None) -> bool:
+        """Pop one pod and schedule it; False when none came within ``timeout``."""
+        info = self.queue.pop(timeout=timeout)
+        if info is None:
+            return False
+        self.schedule_one(info)
+        return True
+
+    def schedule_one(self, info: QueuedPodInfo) -> None:
+        """One ``ScheduleOne``: the cycle, then the binding cycle or the failure handling."""
+        pod = info.pod
+        cycle = self.queue.scheduling_cycle
+        start = time.perf_counter()
+        with self.port.cycle_lock():
+            if not self.port.is_pending(pod):
+                self.queue.done(pod.key)  # bound meanwhile, or being deleted
+                return
+            framework = self.port.frameworks().get(pod.scheduler_name)
+            if framework is None:
+                self._fail(info, cycle, start, _no_profile(pod))
+                return
+            admitted = framework.run_pre_enqueue_plugins(pod)
+            if not is_success(admitted):
+                self.queue.gate(info, admitted)
+                return
+            objects = framework.handle.objects
+            if pod.resource_claims or objects.device_classes:
+                unsupported = dra_unsupported_reasons(pod, objects)
+                if unsupported:
+                    self._refuse_claims(info, cycle, start, unsupported)
+                    return
+            self.attempts += 1
+            result = self._cycle(framework, pod)
+            node = result.selected_node
+            if node is not None and self.tie_break is not None and len(result.tied_nodes) > 1:
+                node = self.tie_break.choice(result.tied_nodes)
+            assumed = self.port.assume(pod, node) if node is not None else None
+            status: Status | None = None
+            reservation: Reservation | None = None
+            if assumed is not None and node is not None:
+                # schedulingCycle's end: Reserve, then Permit, with the binding cycle's
+                # state (the plugins assume through the binding port, under the lock).
+                reservation = Reservation(framework, CycleState(), node)
+                status = framework.run_reserve_plugins_reserve(reservation.state, pod, node)
+                if is_success(status):
+                    status = framework.run_permit_plugins(reservation.state, pod, node)
+        if node is None or assumed is None or reservation is None:
+            self._scheduling_failure(info, result, cycle, start)
+            return
+        if status is not None and not is_success(status):
+            self._binding_cycle_failed(info, assumed, reservation, cycle, start, status)
+            return
+        # assume(): a pod on its way to a node is no longer a nominated one.
+        self.queue.nominate(pod, "")
+        self.port.run_binding_cycle(
+            lambda: self._binding_cycle(info, assumed, reservation, cycle, start)
+        )
+
+    def _cycle(self, framework: Framework, pod: Pod) -> CycleResult:
+        first = self.search.next_start_node_index
+        result = schedule_one(framework, pod, self.search, skip_single_node_scoring=True, lean=True)
+        if self.port.stale(result):
+            self.search.next_start_node_index = first
+            framework = self.port.frameworks()[pod.scheduler_name]
+            result = schedule_one(
+                framework, pod, self.search, skip_single_node_scoring=True, lean=True
+            )
+        return result
+
+    # -- the binding cycle --------------------------------------------------------------------
+
+    def _binding_cycle(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        reservation: Reservation,
+        cycle: int,
+        start: float,
+    ) -> None:
+        """``bindingCycle``: PreBind, Bind, PostBind; a failure forgets and unreserves."""
+        pod, node = info.pod, reservation.node
+        framework, state = reservation.framework, reservation.state
+        status = framework.run_pre_bind_plugins(state, pod, node)
+        if is_success(status):
+            status = framework.run_bind_plugins(state, pod, node)
+            if status.is_skip:
+                status = Status.of(Code.ERROR, "all bind plugins skipped the pod")
+        if not is_success(status):
+            if isinstance(status.error, BindingGone):
+                # Deleted, or bound by another client, while in flight: the informer has
+                # (or will have) the pod as it is (handleSchedulingFailure's checks).
+                self.port.forget(assumed)
+                self._unreserve(pod, reservation)
+                self.queue.done(pod.key)
+                self.port.gone(info, node)
+                return
+            self._binding_cycle_failed(info, assumed, reservation, cycle, start, status)
+            return
+        framework.run_post_bind_plugins(state, pod, node)
+        self.queue.done(pod.key)
+        self.port.bound(info, assumed, node, start)
+
+    def _unreserve(self, pod: Pod, reservation: Reservation) -> None:
+        reservation.framework.run_reserve_plugins_unreserve(
+            reservation.state, pod, reservation.node
+        )
+
+    def _binding_cycle_failed(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        reservation: Reservation,
+        cycle: int,
+        start: float,
+        status: Status,
+    ) -> None:
+        """``handleBindingCycleError``: forget, unreserve, back to the queue, report."""
+        self.port.forget(assumed)
+        self._unreserve(info.pod, reservation)
+        self._fail(info, cycle, start, Failure("SchedulerError", status.message, None, "error"))
+
+    # -- failures ---------------------------------------------------------------------------
+
+    def _fail(self, info: QueuedPodInfo, cycle: int, start: float, failure: Failure) -> None:
+        info.message = failure.message
+        error = failure.reason != "Unschedulable"
+        if error:
+            info.unschedulable_plugins = frozenset()
+        self.queue.add_unschedulable_if_not_present(info, cycle, error=error)
+        if failure.nominate is not None:
+            self.queue.nominate(info.pod, failure.nominate)
+        self.port.failed(info, failure, start)
+
+    def _refuse_claims(
+        self, info: QueuedPodInfo, cycle: int, start: float, reasons: Sequence[str]
+    ) -> None:
+        # A pod whose devices topospread cannot decide as upstream does is not scheduled.
+        message = f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {info.key}: {'; '.join(reasons)}"
+        info.unschedulable_plugins = frozenset({"DynamicResources"})
+        info.message = message
+        self.queue.add_unschedulable_if_not_present(info, cycle)
+        self.port.failed(info, Failure("SchedulerError", message, None, "error"), start)
+
+    def _scheduling_failure(
+        self, info: QueuedPodInfo, result: CycleResult, cycle: int, start: float
+    ) -> None:
+        """``handleSchedulingFailure`` after a cycle that found no node."""
+        pod = info.pod
+        message = result.message or "no node selected"
+        # A FitError ("0/N nodes are available: ...") or ErrNoNodesAvailable, which
+        # schedulingCycle reports as UnschedulableAndUnresolvable: rejected, not an error.
+        fit_error = message.startswith("0/") or message == NO_NODES_AVAILABLE
+        info.unschedulable_plugins = frozenset(
+            s.plugin
+            for s in result.statuses.values()
+            if s is not None and s.plugin and s.code is not Code.ERROR
+        )
+        # The nominatingInfo: cleared when no PostFilter ran; a PostFilter result
+        # overrides it ("" clears); no result leaves it as it is. A successful
+        # preemption first actuates (prepareCandidate).
+        nominate: str | None = None
+        if not result.post_filter_ran:
+            nominate = ""
+        elif result.post_filter is not None:
+            nominate = result.post_filter.nominated_node_name
+        post, status = result.post_filter, result.post_filter_status
+        if (
+            post is not None
+            and post.nominated_node_name
+            and status is not None
+            and status.code is Code.SUCCESS
+        ):
+            node = post.nominated_node_name
+            self.port.preempt(pod, node, list(post.victims.get(node, ())))
+            self._clear_lower_nominations(pod, node)
+        failure = Failure(
+            "Unschedulable" if fit_error else "SchedulerError",
+            message,
+            nominate,
+            "unschedulable" if fit_error else "error",
+            result.post_filter_ran,
+        )
+        self._fail(info, cycle, start, failure)
+
+    def _clear_lower_nominations(self, preemptor: Pod, node: str) -> None:
+        # prepareCandidate: lower-priority pods nominated to the node lose the nomination.
+        priority = preemptor.priority or 0
+        for other in self.queue.nominated_pods_for_node(node):
+            if (other.priority or 0) < priority and other.key != preemptor.key:
+                self.queue.nominate(other, "")
+                self.port.nomination_cleared(other)
+
+    # -- cluster events -----------------------------------------------------------------------
+
+    def pending(self) -> Iterable[QueuedPodInfo]:
+        """Every pod waiting in the queue."""
+        return self.queue.pods()
+
+
+def _no_profile(pod: Pod) -> Failure:
+    # A pod the loop was handed but no profile serves (the simulator's; live informers
+    # hand over only their profiles' pods).
+    return Failure(
+        "SchedulerError", f'no profile has schedulerName "{pod.scheduler_name}"', None, "error"
+    )

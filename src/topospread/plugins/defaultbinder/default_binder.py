@@ -1,0 +1,55 @@
+"""DefaultBinder: the Bind extension point's default plugin.
+
+Upstream ``pkg/scheduler/framework/plugins/defaultbinder`` (v1.37.1) creates a ``Binding``
+(the pod's namespace, name and uid; the target Node) through the clientset, and returns
+the client's error as an Error status. Here the write goes through ``Handle.binding``
+(:meth:`~topospread.framework.binding.BindingPort.bind_pod`): the API server for the live
+scheduler, the in-memory cluster for the simulator and the planners. The status keeps
+the port's error, so the loop tells a pod that is gone (404, 409) from a failure to retry.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from topospread.framework.binding import BindingError
+from topospread.framework.cycle_state import CycleState
+from topospread.framework.features import Features
+from topospread.framework.interfaces import Handle, Plugin
+from topospread.framework.status import Status, as_status
+from topospread.model.objects import Pod
+from topospread.plugins import names
+
+__all__ = ["NAME", "DefaultBinder", "new"]
+
+NAME: Final = names.DEFAULT_BINDER
+
+
+class DefaultBinder:
+    """Binds through the handle's binding port."""
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+
+    @property
+    def name(self) -> str:
+        """``DefaultBinder``."""
+        return NAME
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``Bind``: None once bound; an Error status carrying the port's error."""
+        del state
+        binding = self._handle.binding
+        if binding is None:
+            return as_status("no binding port: this command binds no pod")
+        try:
+            binding.bind_pod(pod, node_name)
+        except BindingError as error:
+            return as_status(error)
+        return None
+
+
+def new(args: object | None, handle: Handle, features: Features) -> Plugin:
+    """The factory (``defaultbinder.New``); DefaultBinder takes no args."""
+    del args, features
+    return DefaultBinder(handle)
