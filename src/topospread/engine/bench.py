@@ -8,7 +8,8 @@ first node the search visited (``visit_order_ties``); then the pod is *assumed* 
 chosen node — added to the one long-lived :class:`Snapshot`, as kube-scheduler's cache
 assumes it before binding. No queue, no retries: a pod no node fits is recorded with its
 FailedScheduling message and the loop moves on. No API server, no binding, no controllers
-(the simulator adds those; this loop keeps only its scheduling machinery).
+(the simulator and the live scheduler run :class:`~topospread.engine.loop.SchedulingLoop`
+with those; this one keeps only the cycle, as the Go oracle's ``bench`` does).
 
 Snapshot order is input order; kube-scheduler's cache lists nodes zone by zone in turn
 (its node tree), so inputs meant to be compared with upstream list them that way.
@@ -22,10 +23,11 @@ from dataclasses import dataclass, replace
 
 from topospread.engine.cluster import Cluster
 from topospread.engine.cycle import NodeSearch, schedule_one
+from topospread.engine.loop import build_frameworks
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
-from topospread.framework.runtime import Framework, PluginFactory
+from topospread.framework.runtime import PluginFactory
 from topospread.model.admission import admit_pod
 from topospread.model.objects import Pod
 from topospread.plugins.registry import registry as plugin_registry
@@ -76,10 +78,7 @@ def schedule_sequentially(
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
     plugins = registry if registry is not None else plugin_registry()
-    frameworks = {
-        profile.scheduler_name: Framework(profile, plugins, handle, features)
-        for profile in configuration.profiles
-    }
+    frameworks = build_frameworks(configuration, plugins, handle, features)
     search = NodeSearch(configuration.percentage_of_nodes_to_score)
     placements: list[Placement] = []
     start = clock()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from topospread.engine.cluster import Cluster
 from topospread.engine.cycle import CycleResult, fit_error_message, schedule_one
+from topospread.engine.loop import ListedNominator
 from topospread.errors import InputError, UnsupportedError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.cycle_state import CycleState, StateNotFoundError
@@ -336,14 +337,11 @@ def add_nominated_pods(
     """Give ``framework`` the scheduling queue's nominator: the cluster's pending nominated
     pods of this scheduler's profiles (``responsibleForPod``), per nominated node, in input
     order (the bulk search re-checks those nodes with them)."""
-    served = {p.scheduler_name for p in configuration.profiles}
-    by_node: dict[str, list[Pod]] = {}
-    for other in cluster.nominated_pods:
-        if other.scheduler_name in served:
-            by_node.setdefault(other.nominated_node_name, []).append(other)
-    if by_node:
-        framework.nominated_pods_for_node = lambda node: by_node.get(node, ())
-        framework.nominated_node_names = lambda: tuple(by_node)
+    served = (p.scheduler_name for p in configuration.profiles)
+    nominator = ListedNominator(cluster.nominated_pods, served)
+    if nominator:
+        framework.nominated_pods_for_node = nominator.nominated_pods_for_node
+        framework.nominated_node_names = nominator.nominated_node_names
 
 
 NOMINATED_NOTE = (

@@ -46,13 +46,11 @@ from typing import Final
 
 from topospread.engine.audit.workloads import next_pod
 from topospread.engine.cluster import Cluster
-from topospread.engine.cycle import schedule_one
+from topospread.engine.loop import MemoryScheduler
 from topospread.engine.sim.controllers import LABEL_POD_TEMPLATE_HASH, compute_hash, scaled_value
 from topospread.errors import InputError
 from topospread.framework.config.types import SchedulerConfiguration
-from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
-from topospread.framework.runtime import Framework
 from topospread.model.objects import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_ZONE,
@@ -208,7 +206,7 @@ class _World:
     nodes: list[Node]
     rng: random.Random | None
     snapshot: Snapshot = field(init=False)
-    frameworks: dict[str, Framework] = field(init=False)
+    scheduler: MemoryScheduler = field(init=False)
     placed: dict[str, str] = field(default_factory=dict)
     pods: dict[str, Pod] = field(default_factory=dict)
 
@@ -218,29 +216,25 @@ class _World:
     def rebuild(self, nodes: Sequence[Node], pods: Sequence[Pod]) -> None:
         self.nodes = list(nodes)
         self.snapshot = Snapshot(tuple(nodes), tuple(pods))
-        handle = Handle(self.snapshot, self.cluster.objects, self.configuration.parallelism)
-        registry = plugin_registry()
-        self.frameworks = {
-            p.scheduler_name: Framework(p, registry, handle) for p in self.configuration.profiles
-        }
+        # The scheduling loop of simulate and the live scheduler, over this world; every
+        # node is visited (the planner asks what fits, not what a sampled search finds).
+        self.scheduler = MemoryScheduler(
+            self.configuration,
+            self.snapshot,
+            self.cluster.objects,
+            registry=plugin_registry(),
+            tie_break=self.rng,
+            search=False,
+        )
 
     def place(self, pod: Pod) -> str | None:
         """Schedule ``pod``; returns why it fits nowhere (None when it was bound)."""
-        framework = self.frameworks.get(pod.scheduler_name)
-        if framework is None:
-            return f'no profile has schedulerName "{pod.scheduler_name}"'
-        result = schedule_one(framework, pod)
-        node = result.selected_node
-        if node is None:
-            return result.message or "no node fits"
-        if self.rng is not None and len(result.tied_nodes) > 1:
-            node = self.rng.choice(list(result.tied_nodes))
-        info = self.snapshot.get(node)
-        assert info is not None
-        bound = replace(pod, node_name=node)
-        info.add_pod(bound)
+        why = self.scheduler.schedule(pod)
+        if why:
+            return why
+        node = self.scheduler.placements[pod.key]
         self.placed[pod.key] = node
-        self.pods[pod.key] = bound
+        self.pods[pod.key] = replace(pod, node_name=node)
         return None
 
     def all_pods(self) -> list[Pod]:

@@ -5,7 +5,8 @@ parses the constraints for the workload's next pod (its own, or the cluster defa
 the profile serving its ``schedulerName``) and :func:`compute_pre_filter_state` counts
 matching pods per eligible domain over the snapshot — the code path PreFilter runs — so
 an audit can never disagree with the scheduler. Pending pods get the FailedScheduling
-message of :func:`topospread.engine.explain.explain`. Pure: no I/O.
+message the scheduling loop's attempt gives them (:func:`topospread.engine.loop.attempt`,
+as ``simulate`` and ``topospread scheduler`` try pods). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from topospread.engine.audit.workloads import (
     workload_of_manifest,
 )
 from topospread.engine.cluster import Cluster
-from topospread.engine.explain import explain
+from topospread.engine.loop import ListedNominator, attempt, build_frameworks
 from topospread.engine.sim.report import constraint_reports
 from topospread.engine.sim.result import ConstraintReport, NodeLayout, PlacedPod
-from topospread.errors import FieldError, TopospreadError
+from topospread.errors import FieldError
 from topospread.framework.config.decode import default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
@@ -215,10 +216,11 @@ def _frameworks(
     configuration: SchedulerConfiguration, snapshot: Snapshot, cluster: Cluster, features: Features
 ) -> dict[str, Framework]:
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
-    registry = plugin_registry()
-    return {
-        p.scheduler_name: Framework(p, registry, handle, features) for p in configuration.profiles
-    }
+    served = (p.scheduler_name for p in configuration.profiles)
+    nominator = ListedNominator(cluster.nominated_pods, served)
+    return build_frameworks(
+        configuration, plugin_registry(), handle, features, nominator=nominator or None
+    )
 
 
 def _misplaced(
@@ -378,7 +380,7 @@ def _inspect(
 
 
 def _pending_reports(
-    w: Workload, cluster: Cluster, configuration: SchedulerConfiguration, features: Features
+    w: Workload, frameworks: Mapping[str, Framework]
 ) -> tuple[list[PendingReport], list[str]]:
     reports: list[PendingReport] = []
     notes: list[str] = []
@@ -388,13 +390,14 @@ def _pending_reports(
         group = f"{ref.kind}/{ref.name}" if ref is not None else pod.key
         message = by_owner.get(group)
         if message is None:
-            try:
-                message = explain(cluster, pod, configuration, features=features).message or (
-                    "a node fits now: the pod should be scheduled on its next attempt"
-                )
-            except TopospreadError as exc:
-                notes.append(f"pod {pod.key} not explained: {exc}")
+            # The loop's attempt over the cluster as it is (every node visited).
+            tried = attempt(frameworks, pod)
+            if tried.result is None and tried.gated is None:
+                notes.append(f"pod {pod.key} not explained: {tried.message}")
                 continue
+            message = tried.why_pending or (
+                "a node fits now: the pod should be scheduled on its next attempt"
+            )
             by_owner[group] = message
         reports.append(PendingReport(pod.key, message))
     if len(w.pending) > _MAX_EXPLAINED:
@@ -470,7 +473,7 @@ def audit(
     for w in workloads:
         if not scope.includes(w):
             continue
-        pending, pending_notes = _pending_reports(w, cluster, configuration, features)
+        pending, pending_notes = _pending_reports(w, frameworks)
         a, found = _inspect(
             w,
             frameworks,

@@ -34,6 +34,7 @@ from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status, is_success
 from topospread.model.objects import Pod
 from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
+from topospread.plugins.names import DYNAMIC_RESOURCES
 
 from .queue import (
     QueuedPodInfo,
@@ -46,10 +47,13 @@ from .queue import (
 
 __all__ = [
     "UNSUPPORTED_CLAIMS_MESSAGE",
+    "Attempt",
     "ClusterPort",
     "Failure",
+    "ListedNominator",
     "Reservation",
     "SchedulingLoop",
+    "attempt",
     "build_frameworks",
     "queue_sort_key",
     "queueing_hints",
@@ -67,6 +71,30 @@ class Nominator(Protocol):
     def nominated_pods_for_node(self, node: str) -> Sequence[Pod]: ...
 
     def nominated_node_names(self) -> tuple[str, ...]: ...
+
+
+class ListedNominator:
+    """The nominator as a cluster read from files or the API shows it: the pending pods
+    with ``status.nominatedNodeName`` that these profiles serve (``responsibleForPod``),
+    per node, in input order."""
+
+    def __init__(self, pods: Iterable[Pod], served: Iterable[str]) -> None:
+        profiles = set(served)
+        self._by_node: dict[str, list[Pod]] = {}
+        for pod in pods:
+            if pod.nominated_node_name and not pod.node_name and pod.scheduler_name in profiles:
+                self._by_node.setdefault(pod.nominated_node_name, []).append(pod)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_node)
+
+    def nominated_pods_for_node(self, node: str) -> Sequence[Pod]:
+        """The pods nominated to ``node``."""
+        return self._by_node.get(node, ())
+
+    def nominated_node_names(self) -> tuple[str, ...]:
+        """Nodes with nominated pods."""
+        return tuple(self._by_node)
 
 
 def build_frameworks(
@@ -133,6 +161,68 @@ class Failure:
     """Whether a PostFilter (preemption) was tried."""
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one scheduling attempt decided before anything is written: the cycle's
+    result, or why no cycle ran (a PreEnqueue plugin holds the pod, no profile serves it,
+    or topospread refuses to decide it)."""
+
+    framework: Framework | None = None
+    result: CycleResult | None = None
+    gated: Status | None = None
+    """The PreEnqueue rejection holding the pod (no attempt, no Event)."""
+    message: str = ""
+    """Why no cycle ran (with ``gated``: the plugin's message)."""
+    refused_plugin: str = ""
+    """The plugin whose decision topospread refuses to make (DynamicResources)."""
+
+    @property
+    def why_pending(self) -> str:
+        """The pod's pending message: the cycle's FailedScheduling message, or why no
+        cycle ran; "" when a node was selected."""
+        if self.result is not None:
+            return "" if self.result.selected_node is not None else self.result.message or ""
+        return self.message
+
+
+def attempt(
+    frameworks: Mapping[str, Framework],
+    pod: Pod,
+    search: NodeSearch | None = None,
+    *,
+    lean: bool = False,
+    again: Callable[[CycleResult], Framework | None] = lambda _result: None,
+) -> Attempt:
+    """One attempt of the loop without its writes: the profile serving ``pod``, its
+    PreEnqueue plugins, topospread's refusals, then the cycle
+    (:func:`~topospread.engine.cycle.schedule_one`, with ``search`` as the loop's
+    scheduler-wide node search; None visits every node, as the planners' what-ifs do).
+    ``again`` may ask for the cycle to run once more, from the same start, with another
+    framework (the inputs changed under it). The loop calls this for every pod it pops;
+    the planners and audit call it for their what-ifs."""
+    framework = frameworks.get(pod.scheduler_name)
+    if framework is None:
+        return Attempt(message=f'no profile has schedulerName "{pod.scheduler_name}"')
+    admitted = framework.run_pre_enqueue_plugins(pod)
+    if not is_success(admitted):
+        return Attempt(framework, gated=admitted, message=admitted.message)
+    objects = framework.handle.objects
+    if pod.resource_claims or objects.device_classes:
+        unsupported = dra_unsupported_reasons(pod, objects)
+        if unsupported:
+            message = f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {pod.key}: {'; '.join(unsupported)}"
+            return Attempt(framework, message=message, refused_plugin=DYNAMIC_RESOURCES)
+    first = search.next_start_node_index if search is not None else 0
+    result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
+    other = again(result)
+    if other is not None:
+        if search is not None:
+            search.next_start_node_index = first
+        framework = other
+        result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
+    return Attempt(framework, result)
+
+
 class ClusterPort(Protocol):
     """Where the loop's decisions take effect."""
 
@@ -194,7 +284,7 @@ class SchedulingLoop:
         self,
         queue: SchedulingQueue,
         port: ClusterPort,
-        search: NodeSearch,
+        search: NodeSearch | None,
         *,
         tie_break: random.Random | None = None,
     ) -> None:
@@ -226,22 +316,21 @@ class SchedulingLoop:
             if not self.port.is_pending(pod):
                 self.queue.done(pod.key)  # bound meanwhile, or being deleted
                 return
-            framework = self.port.frameworks().get(pod.scheduler_name)
-            if framework is None:
-                self._fail(info, cycle, start, _no_profile(pod))
+            tried = attempt(
+                self.port.frameworks(),
+                pod,
+                self.search,
+                lean=True,
+                again=lambda result: self._again(pod, result),
+            )
+            if tried.gated is not None:
+                self.queue.gate(info, tried.gated)
                 return
-            admitted = framework.run_pre_enqueue_plugins(pod)
-            if not is_success(admitted):
-                self.queue.gate(info, admitted)
+            if tried.result is None or tried.framework is None:
+                self._not_tried(info, tried, cycle, start)
                 return
-            objects = framework.handle.objects
-            if pod.resource_claims or objects.device_classes:
-                unsupported = dra_unsupported_reasons(pod, objects)
-                if unsupported:
-                    self._refuse_claims(info, cycle, start, unsupported)
-                    return
             self.attempts += 1
-            result = self._cycle(framework, pod)
+            framework, result = tried.framework, tried.result
             node = result.selected_node
             if node is not None and self.tie_break is not None and len(result.tied_nodes) > 1:
                 node = self.tie_break.choice(result.tied_nodes)
@@ -267,16 +356,23 @@ class SchedulingLoop:
             lambda: self._binding_cycle(info, assumed, reservation, cycle, start)
         )
 
-    def _cycle(self, framework: Framework, pod: Pod) -> CycleResult:
-        first = self.search.next_start_node_index
-        result = schedule_one(framework, pod, self.search, skip_single_node_scoring=True, lean=True)
-        if self.port.stale(result):
-            self.search.next_start_node_index = first
-            framework = self.port.frameworks()[pod.scheduler_name]
-            result = schedule_one(
-                framework, pod, self.search, skip_single_node_scoring=True, lean=True
-            )
-        return result
+    def _again(self, pod: Pod, result: CycleResult) -> Framework | None:
+        # The simulator's budgets: the dry run must see them as they are now.
+        if not self.port.stale(result):
+            return None
+        return self.port.frameworks().get(pod.scheduler_name)
+
+    def _not_tried(self, info: QueuedPodInfo, tried: Attempt, cycle: int, start: float) -> None:
+        failure = Failure("SchedulerError", tried.message, None, "error")
+        if not tried.refused_plugin:
+            self._fail(info, cycle, start, failure)  # no profile: retried with backoff
+            return
+        # A pod whose devices topospread cannot decide as upstream does is not scheduled:
+        # it waits for an event of the refused plugin, reported as an error.
+        info.unschedulable_plugins = frozenset({tried.refused_plugin})
+        info.message = tried.message
+        self.queue.add_unschedulable_if_not_present(info, cycle)
+        self.port.failed(info, failure, start)
 
     # -- the binding cycle --------------------------------------------------------------------
 
@@ -342,16 +438,6 @@ class SchedulingLoop:
             self.queue.nominate(info.pod, failure.nominate)
         self.port.failed(info, failure, start)
 
-    def _refuse_claims(
-        self, info: QueuedPodInfo, cycle: int, start: float, reasons: Sequence[str]
-    ) -> None:
-        # A pod whose devices topospread cannot decide as upstream does is not scheduled.
-        message = f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {info.key}: {'; '.join(reasons)}"
-        info.unschedulable_plugins = frozenset({"DynamicResources"})
-        info.message = message
-        self.queue.add_unschedulable_if_not_present(info, cycle)
-        self.port.failed(info, Failure("SchedulerError", message, None, "error"), start)
-
     def _scheduling_failure(
         self, info: QueuedPodInfo, result: CycleResult, cycle: int, start: float
     ) -> None:
@@ -406,11 +492,3 @@ class SchedulingLoop:
     def pending(self) -> Iterable[QueuedPodInfo]:
         """Every pod waiting in the queue."""
         return self.queue.pods()
-
-
-def _no_profile(pod: Pod) -> Failure:
-    # A pod the loop was handed but no profile serves (the simulator's; live informers
-    # hand over only their profiles' pods).
-    return Failure(
-        "SchedulerError", f'no profile has schedulerName "{pod.scheduler_name}"', None, "error"
-    )

@@ -4,8 +4,9 @@ Pure: no I/O. Each step is simulated as the cluster would play it: the evicted p
 Terminating (it still holds its node's resources, as in the scheduler's cache, but no
 longer counts for spread, kubernetes#87621), its owning controller creates a replacement
 from its *current* template, admitted as the API server admits it (a StatefulSet reuses
-the name once the old pod is gone), and the real scheduling cycle
-(:func:`topospread.engine.cycle.schedule_one`, the profile serving the pod) places it.
+the name once the old pod is gone), and the scheduling loop's attempt
+(:func:`topospread.engine.loop.attempt`: the profile serving the pod, its PreEnqueue
+plugins, the cycle over every node) places it.
 kube-scheduler picks at random among nodes tied for the best score, so every tied node
 is simulated: a step is accepted only when *every* tied landing keeps
 each constraint at or below where it was and the worst landing still brings the targets
@@ -42,7 +43,7 @@ from typing import TypeGuard
 from topospread.engine.audit import AuditReport, Scope, audit, count_constraints
 from topospread.engine.audit.workloads import Workload, group_workloads
 from topospread.engine.cluster import Cluster
-from topospread.engine.cycle import schedule_one
+from topospread.engine.loop import attempt, build_frameworks
 from topospread.engine.sim.controllers import (
     LABEL_CONTROLLER_REVISION_HASH,
     LABEL_SS_POD_INDEX,
@@ -57,7 +58,6 @@ from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
-from topospread.framework.runtime import Framework
 from topospread.model.admission import admit_pod
 from topospread.model.labels import Selector
 from topospread.model.objects import (
@@ -288,10 +288,7 @@ class _World:
                 self.workload_of[p.key] = w
         handle = Handle(Snapshot(self.nodes, ()), kube.objects, configuration.parallelism)
         registry = plugin_registry()
-        self.frameworks = {
-            p.scheduler_name: Framework(p, registry, handle, features)
-            for p in configuration.profiles
-        }
+        self.frameworks = build_frameworks(configuration, registry, handle, features)
         self.registry = registry
 
     def cluster(self, pods: Iterable[Pod]) -> Cluster:
@@ -375,16 +372,14 @@ class _World:
     def place(self, pods: Sequence[Pod], pod: Pod) -> tuple[str | None, tuple[str, ...], str]:
         """Where the real cycle puts ``pod``: the first best node, every tied node, and
         the FailedScheduling message when none fits."""
-        framework_profile = next(
-            (p for p in self.configuration.profiles if p.scheduler_name == pod.scheduler_name),
-            None,
-        )
-        if framework_profile is None:
-            return None, (), f'no scheduler profile is named "{pod.scheduler_name}"'
         cluster = self.cluster(pods)
         handle = Handle(cluster.snapshot(), cluster.objects, self.configuration.parallelism)
-        framework = Framework(framework_profile, self.registry, handle, self.features)
-        cycle = schedule_one(framework, pod)
+        frameworks = build_frameworks(self.configuration, self.registry, handle, self.features)
+        # The loop's attempt, every node visited: every tied landing is wanted.
+        tried = attempt(frameworks, pod)
+        cycle = tried.result
+        if cycle is None:
+            return None, (), tried.message
         if cycle.selected_node is None:
             return None, (), cycle.message or "no node fits"
         return cycle.selected_node, cycle.tied_nodes or (cycle.selected_node,), ""
