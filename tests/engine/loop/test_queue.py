@@ -402,3 +402,30 @@ def test_volume_plugins_hint_a_new_claim_the_pod_uses(queue):
     rejected(queue, pod, "NodeVolumeLimits")
     assert queue.move_all_to_active_or_backoff(event, None, claim("other")) == 0
     assert queue.move_all_to_active_or_backoff(event, None, claim("p-scratch")) == 1
+
+
+def test_a_pending_pods_own_update_is_judged_by_the_plugins_that_rejected_it(queue):
+    # A label change is a TargetPod/UpdatePodLabel event: PodTopologySpread registers it,
+    # NodeResourcesFit does not (only a smaller request, UpdatePodScaleDown, may help it).
+    spread = make_pod("spread")
+    fit = make_pod("fit")
+    rejected(queue, spread, "PodTopologySpread")
+    rejected(queue, fit, "NodeResourcesFit")
+    relabel = {**spread.labels, "tier": "b"}
+    queue.update(replace(spread, metadata=replace(spread.metadata, labels=relabel)))
+    queue.update(replace(fit, metadata=replace(fit.metadata, labels=relabel)))
+    assert queue.where("default/spread") in ("active", "backoff")
+    assert queue.where("default/fit") == "unschedulable"
+    # An update that changes nothing the scheduler reads (UpdatePodOther) moves neither.
+    annotated = replace(fit, metadata=replace(fit.metadata, annotations={"note": "x"}))
+    queue.update(annotated)
+    assert queue.where("default/fit") == "unschedulable"
+
+
+def test_a_gated_pod_stays_gated_until_its_last_gate_goes(queue):
+    queue.add(make_pod("g", gates=("a", "b")))
+    queue.update(make_pod("g", gates=("b",)))
+    assert queue.where("default/g") == "unschedulable"
+    assert queue.pods()[0].message == "waiting for scheduling gates: [b]"
+    queue.update(make_pod("g"))
+    assert queue.where("default/g") == "active"

@@ -45,10 +45,12 @@ from topospread.framework.events import (
     ClusterEventWithHint,
     QueueingHint,
     QueueingHintFn,
+    pod_scheduling_properties_change,
     unroll_pod_event,
 )
 from topospread.framework.status import Code, Status, is_success
 from topospread.model.objects import Pod
+from topospread.model.resources import pod_request_amounts
 
 __all__ = [
     "PreEnqueue",
@@ -228,13 +230,24 @@ class SchedulingQueue:
             self._enqueue_new_locked(info, admitted)
             return
         place, info = entry
-        changed = _scheduling_relevant(info.pod) != _scheduling_relevant(pod)
+        old = info.pod
         info.pod = pod
         if raw is not None:
             info.raw = raw
         if pod.nominated_node_name != self._nominated_node.get(pod.key, ""):
             self._nominate_locked(pod, pod.nominated_node_name)
-        if place == "unschedulable" and changed:
+        if place != "unschedulable":
+            return
+        if info.gated and not is_success(admitted):
+            info.message = admitted.message
+        # The pod's own update, as the plugins that rejected it (or the PreEnqueue plugin
+        # holding it) judge it: one TargetPod event per changed property, each asked in
+        # turn until one says it may help (PriorityQueue.Update with queueing hints).
+        for event in pod_scheduling_properties_change(
+            pod, old, is_target_pod=True, requests=pod_request_amounts
+        ):
+            if not self._worth_requeuing(info, event, old, pod):
+                continue
             del self._unschedulable[pod.key]
             was_gated = info.gated
             if self._gate(info, admitted):
@@ -243,6 +256,7 @@ class SchedulingQueue:
                 self._to_active_locked(info)
             else:
                 self._move_locked(info)
+            return
 
     def gate(self, info: QueuedPodInfo, admitted: Status) -> None:
         """A popped pod that a PreEnqueue plugin holds after all (the loop asks again at
@@ -570,24 +584,6 @@ class SchedulingQueue:
 
 def _align(t: float) -> float:
     return math.floor(t / BACKOFF_WINDOW) * BACKOFF_WINDOW
-
-
-def _scheduling_relevant(pod: Pod) -> tuple[object, ...]:
-    # The fields whose change may make a pending pod schedulable (upstream compares the
-    # pod without status and metadata noise): labels, spec fields the plugins read, gates.
-    return (
-        tuple(sorted(pod.labels.items())),
-        pod.node_selector and tuple(sorted(pod.node_selector.items())),
-        pod.affinity,
-        pod.tolerations,
-        pod.topology_spread_constraints,
-        pod.containers,
-        pod.init_containers,
-        pod.scheduling_gates,
-        pod.priority,
-        # UpdatePodGeneratedResourceClaim: the claims made from the pod's templates.
-        pod.resource_claim_statuses,
-    )
 
 
 def pod_keys(infos: Iterable[QueuedPodInfo]) -> list[str]:
