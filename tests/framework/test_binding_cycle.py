@@ -13,6 +13,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
 from topospread.framework.status import Code, Status
+from topospread.framework.waiting import WaitingPods, go_duration, timeout_message
 from topospread.model.objects import ObjectMeta, Pod
 from topospread.plugins.registry import registry
 
@@ -83,12 +84,76 @@ def test_a_reserve_error_stops_and_is_wrapped_a_rejection_is_attributed():
     assert (status.code, status.plugin, status.message) == (Code.UNSCHEDULABLE, "A", "full")
 
 
-def test_permit_wait_is_not_supported():
-    fw = framework(Recorder("A", [], permit=Status(Code.WAIT)))
+class Waiter(Recorder):
+    def __init__(self, name: str, seconds: float) -> None:
+        super().__init__(name, [], permit=Status(Code.WAIT))
+        self.seconds = seconds
+
+    def permit(self, state, pod, node_name):
+        return Status(Code.WAIT), self.seconds
+
+
+def waiting_framework(*plugins: Recorder) -> tuple[Framework, WaitingPods]:
+    waiting = WaitingPods()
+    fw = framework(*plugins)
+    fw.handle = replace(fw.handle, waiting_pods=waiting)
+    return fw, waiting
+
+
+def test_permit_wait_registers_a_waiting_pod_until_every_waiting_plugin_allows_it():
+    fw, waiting = waiting_framework(Waiter("A", 10), Waiter("B", 3600))
     status = fw.run_permit_plugins(CycleState(), POD, "n")
-    assert status.message == (
-        'running Permit plugin "A": waiting on permit is not supported by topospread'
+    assert status.code is Code.WAIT
+    assert status.message == 'one or more plugins asked to wait and no plugin rejected pod "p"'
+    pod = waiting.get("u")
+    assert pod is not None
+    assert pod.timeouts == {"A": 10, "B": 900}  # maxTimeout: 15 minutes
+    outcomes: list[Status] = []
+    pod.on_resolved(outcomes.append)
+    pod.allow("A")
+    assert outcomes == []
+    assert pod.pending_plugins() == ["B"]
+    pod.allow("B")
+    assert [s.code for s in outcomes] == [Code.SUCCESS]
+    pod.reject("B", "too late")  # the outcome stands
+    assert pod.status is not None
+    assert pod.status.code is Code.SUCCESS
+
+
+def test_a_rejected_wait_is_unschedulable_by_the_rejecting_plugin():
+    fw, waiting = waiting_framework(Waiter("A", 10))
+    fw.run_permit_plugins(CycleState(), POD, "n")
+    pod = waiting.get("u")
+    assert pod is not None
+    pod.reject("A", timeout_message(10, "A"))
+    assert pod.status == Status(
+        Code.UNSCHEDULABLE, ("rejected due to timeout after waiting 10s at plugin A",), "A"
     )
+
+
+def test_a_rejection_beats_a_wait_and_without_a_binding_cycle_a_wait_is_an_error():
+    fw, waiting = waiting_framework(
+        Waiter("A", 10), Recorder("B", [], permit=Status.of(Code.UNSCHEDULABLE, "no"))
+    )
+    status = fw.run_permit_plugins(CycleState(), POD, "n")
+    assert (status.code, status.plugin) == (Code.UNSCHEDULABLE, "B")
+    assert waiting.get("u") is None
+    status = framework(Waiter("A", 10)).run_permit_plugins(CycleState(), POD, "n")
+    assert (status.code, status.message) == (
+        Code.ERROR,
+        'running Permit plugin "A": waiting on permit needs a binding cycle (none runs here)',
+    )
+
+
+def test_timeouts_are_written_as_go_writes_durations():
+    assert [go_duration(s) for s in (10, 90, 0.5, 3600, 900, 1.25)] == [
+        "10s",
+        "1m30s",
+        "500ms",
+        "1h0m0s",
+        "15m0s",
+        "1.25s",
+    ]
 
 
 def test_prebind_skips_continue_errors_stop():

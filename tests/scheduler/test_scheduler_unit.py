@@ -17,10 +17,13 @@ from topospread.client.source import (
     RESOURCE_SLICES,
 )
 from topospread.client.transport import FakeTransport, Request, Response
+from topospread.plugins.registry import registry
 from topospread.scheduler.options import options_from_document
 from topospread.scheduler.scheduler import Scheduler
 from topospread.testing.dra import GPU_CLASS, claim, device, request, slice_
+from topospread.testing.gang import GANG, gang_factory
 from topospread.testing.live import node, pod
+from topospread.testing.scheduling import wait_for
 
 
 class Api:
@@ -252,3 +255,59 @@ def test_a_pod_an_installed_plugin_rejected_is_retried_when_an_assigned_pod_is_d
     assert info.unschedulable_plugins == {"RatioSpread"}
     scheduler.on_delete(PODS, placed[0])
     assert scheduler.queue.where("default/web-new") in ("active", "backoff")
+
+
+def gang_scheduler(api: Api, wait: float) -> Scheduler:
+    options = options_from_document(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {"schedulerName": "ts", "plugins": {"permit": {"enabled": [{"name": GANG}]}}}
+            ],
+        },
+        "c",
+    )
+    plugins = {**registry(), GANG: gang_factory(wait)}
+    return Scheduler(FakeTransport(api), options, registry=plugins, seed=1)
+
+
+def gang_pod(name: str, size: int) -> dict:
+    item = api_pod(name)
+    item["metadata"]["labels"].update(gang="g", size=str(size))
+    return item
+
+
+def test_a_gang_waits_at_permit_on_the_bind_workers_until_it_is_complete():
+    api = Api()
+    scheduler = gang_scheduler(api, wait=30)
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    for i in range(3):
+        scheduler.on_add(PODS, gang_pod(f"g{i}", 3))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    assert len(list(scheduler.waiting_pods)) == 2
+    assert api.by_path("/binding") == []  # waiting, assumed in the cache
+    assert sum(1 for p in scheduler.cache.pods.values() if p.assumed) == 2
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    wait_for(lambda: len(api.by_path("/binding")) == 3, 10, what="the gang's binds")
+    finish(scheduler)
+    assert list(scheduler.waiting_pods) == []
+
+
+def test_a_gang_that_times_out_is_unschedulable_and_forgotten():
+    api = Api()
+    scheduler = gang_scheduler(api, wait=0.2)
+    scheduler.on_add(NODES, api_node("n0", "z0"))
+    scheduler.on_add(PODS, gang_pod("g0", 2))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    wait_for(lambda: scheduler.queue.where("default/g0") == "unschedulable", 10, what="timeout")
+    finish(scheduler)
+    assert api.by_path("/binding") == []
+    assert not scheduler.cache.pods  # the assumed pod was forgotten
+    (event,) = [json.loads(r.body) for r in api.by_path("/events")]
+    assert (event["reason"], event["note"]) == (
+        "FailedScheduling",
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 200ms at plugin Gang.",
+    )

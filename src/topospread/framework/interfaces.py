@@ -47,6 +47,7 @@ from topospread.framework.events import ClusterEventWithHint
 from topospread.framework.node_info import ClusterObjects, NodeInfo, Snapshot
 from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status
+from topospread.framework.waiting import WaitingPods
 from topospread.model.objects import Pod
 
 __all__ = [
@@ -90,6 +91,9 @@ class Handle:
     binding: BindingPort | None = None
     """Where the binding cycle writes (:mod:`topospread.framework.binding`): the live API
     or the simulated cluster; None where no pod is bound (``explain``, the planners)."""
+    waiting_pods: WaitingPods | None = None
+    """The pods waiting at Permit (:mod:`topospread.framework.waiting`); None where no
+    binding cycle runs, and a Permit Wait is then an error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +360,8 @@ class PermitPlugin(Plugin, Protocol):
     """Approves, rejects or delays the bind (``fwk.PermitPlugin``)."""
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
-        """A status and, for Wait, how long to wait (topospread does not wait: Wait fails)."""
+        """A status and, for Wait, how many seconds the pod may wait (at most 15 min) for
+        this plugin's ``Handle.waiting_pods.get(uid).allow(name)``."""
         ...
 
 

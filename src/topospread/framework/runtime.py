@@ -50,6 +50,7 @@ from topospread.framework.interfaces import (
 from topospread.framework.node_info import NodeInfo
 from topospread.framework.node_table import BoolArray, IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status, is_success
+from topospread.framework.waiting import WaitingPod
 from topospread.model.objects import Pod
 
 __all__ = [
@@ -526,18 +527,28 @@ class Framework:
             plugin.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """``RunPermitPlugins`` without waiting: a rejection keeps its code, an error (and a
-        Wait, which topospread does not support) becomes ``running Permit plugin ...``."""
+        """``RunPermitPlugins``: a rejection keeps its code (attributed to the plugin), an
+        error becomes ``running Permit plugin ...``; when plugins ask to wait and none
+        rejects, the pod joins ``Handle.waiting_pods`` with each plugin's timeout (at most
+        15 min) and the status is Wait (the binding cycle then waits on it)."""
+        waits: dict[str, float] = {}
         for plugin in self.permit_plugins:
-            status, _timeout = plugin.permit(state, pod, node_name)
+            status, timeout = plugin.permit(state, pod, node_name)
             if is_success(status):
                 continue
             assert status is not None
             if status.is_rejected:
                 return status.with_plugin(plugin.name)
+            if status.code is Code.WAIT and self.handle.waiting_pods is not None:
+                waits[plugin.name] = timeout
+                continue
             if status.code is Code.WAIT:
-                status = as_status("waiting on permit is not supported by topospread")
-            return _wrapped("Permit", plugin.name, status)
+                status = as_status("waiting on permit needs a binding cycle (none runs here)")
+            return _wrapped("Permit", plugin.name, status).with_plugin(plugin.name)
+        if waits and self.handle.waiting_pods is not None:
+            self.handle.waiting_pods.add(WaitingPod(pod, waits))
+            message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            return Status(Code.WAIT, (message,))
         return Status(Code.SUCCESS)
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:

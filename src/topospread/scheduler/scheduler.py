@@ -54,6 +54,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
+from topospread.framework.waiting import WaitingPods
 from topospread.model.kinds import KINDS
 from topospread.model.objects import Node, Pod
 from topospread.model.resources import pod_request_amounts
@@ -135,6 +136,8 @@ class Scheduler:
             on_bind=lambda outcome: self.metrics.binds.labels(outcome).inc(),
         )
         """The binding port the plugins' Reserve / PreBind / Bind / Unreserve write through."""
+        self.waiting_pods = WaitingPods()
+        """Pods waiting at Permit, shared by the profiles."""
         self._frameworks: dict[str, Framework] = {}
         self._frameworks_generation = -1
         # buildQueueingHintMap: each profile's requeue events, from its enabled plugins;
@@ -286,6 +289,11 @@ class Scheduler:
         key = object_key(obj)
         if resource is PODS:
             self.queue.delete(key)
+            uid = (obj.get("metadata") or {}).get("uid") or key
+            if self.waiting_pods.reject(uid, "", "removed"):
+                # RejectWaitingPod: the assumed pod's room may help others.
+                pod = decode_one(obj)
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
             removed = self.cache.remove_pod(key)
             if removed is not None:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, removed, None)
@@ -357,6 +365,7 @@ class Scheduler:
                     self.cache.cluster_objects(),
                     self.configuration.parallelism,
                     binding=self.binding,
+                    waiting_pods=self.waiting_pods,
                 )
                 self._frameworks = build_frameworks(
                     self.configuration,
@@ -393,6 +402,13 @@ class Scheduler:
         with self._binds_done:
             self._in_flight_binds += 1
         self._binder.submit(self._binding_worker, work)
+
+    def after(self, seconds: float, action: Callable[[], None]) -> Callable[[], None]:
+        """On a timer thread (a Permit timeout, or at once: a waiting pod's binding cycle)."""
+        timer = threading.Timer(seconds, action)
+        timer.daemon = True
+        timer.start()
+        return timer.cancel
 
     def _binding_worker(self, work: Callable[[], None]) -> None:
         try:

@@ -17,6 +17,7 @@ pod is retried on the same events, with the same backoff, in the same order.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,14 +25,22 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from topospread.engine.cycle import NO_NODES_AVAILABLE, CycleResult, NodeSearch, schedule_one
+from topospread.engine.cycle import (
+    NO_NODES_AVAILABLE,
+    CycleResult,
+    NodeSearch,
+    fit_error_message,
+    schedule_one,
+)
 from topospread.framework.binding import BindingGone
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.cycle_state import CycleState
+from topospread.framework.events import EVENT_ASSIGNED_POD_DELETE
 from topospread.framework.features import Features
 from topospread.framework.interfaces import Handle
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status, is_success
+from topospread.framework.waiting import timeout_message, waiting_key
 from topospread.model.objects import Pod
 from topospread.plugins.dynamicresources import unsupported_reasons as dra_unsupported_reasons
 from topospread.plugins.names import DYNAMIC_RESOURCES
@@ -250,6 +259,12 @@ class ClusterPort(Protocol):
         """Run the binding cycle: at once (the simulator) or on a worker (``go bindingCycle``)."""
         ...
 
+    def after(self, seconds: float, action: Callable[[], None]) -> Callable[[], None]:
+        """Run ``action`` ``seconds`` from now on the port's clock, outside the current
+        cycle (a Permit timeout; a waiting pod's binding cycle once its wait is over);
+        returns what cancels it."""
+        ...
+
     def bound(self, info: QueuedPodInfo, assumed: Pod, node: str, start: float) -> None:
         """The Bind succeeded: confirm the assumption, tell the pod's watchers."""
         ...
@@ -347,14 +362,36 @@ class SchedulingLoop:
         if node is None or assumed is None or reservation is None:
             self._scheduling_failure(info, result, cycle, start)
             return
-        if status is not None and not is_success(status):
+        if status is not None and not is_success(status) and status.code is not Code.WAIT:
             self._binding_cycle_failed(info, assumed, reservation, cycle, start, status)
             return
+        if status is not None and status.code is Code.WAIT:
+            self._arm_permit_timeouts(reservation.framework, pod)
         # assume(): a pod on its way to a node is no longer a nominated one.
         self.queue.nominate(pod, "")
         self.port.run_binding_cycle(
             lambda: self._binding_cycle(info, assumed, reservation, cycle, start)
         )
+
+    def _arm_permit_timeouts(self, framework: Framework, pod: Pod) -> None:
+        # newWaitingPod's timers: each waiting plugin rejects the pod when its time is up.
+        waiting_pods = framework.handle.waiting_pods
+        waiting = waiting_pods.get(waiting_key(pod)) if waiting_pods is not None else None
+        if waiting is None:
+            return
+        cancels = [
+            self.port.after(
+                seconds, functools.partial(waiting.reject, plugin, timeout_message(seconds, plugin))
+            )
+            for plugin, seconds in waiting.timeouts.items()
+        ]
+
+        def stop_timers(status: Status) -> None:
+            del status
+            for cancel in cancels:
+                cancel()
+
+        waiting.on_resolved(stop_timers)
 
     def _again(self, pod: Pod, result: CycleResult) -> Framework | None:
         # The simulator's budgets: the dry run must see them as they are now.
@@ -384,7 +421,40 @@ class SchedulingLoop:
         cycle: int,
         start: float,
     ) -> None:
-        """``bindingCycle``: PreBind, Bind, PostBind; a failure forgets and unreserves."""
+        """``bindingCycle``: WaitOnPermit, PreBind, Bind, PostBind; a failure forgets the
+        assumed pod and unreserves. A pod waiting at Permit continues, on the port's
+        worker, once its wait is over."""
+        waiting_pods = reservation.framework.handle.waiting_pods
+        key = waiting_key(info.pod)
+        waiting = waiting_pods.get(key) if waiting_pods is not None else None
+        if waiting_pods is None or waiting is None:
+            self._bind(info, assumed, reservation, cycle, start)
+            return
+
+        def resolved(status: Status) -> None:
+            waiting_pods.remove(key)
+            if is_success(status):
+                work = lambda: self._bind(info, assumed, reservation, cycle, start)  # noqa: E731
+            else:
+                if not status.is_rejected:
+                    status = Status(
+                        Code.ERROR, (f"waiting on permit for pod: {status.message}",)
+                    ).with_plugin(status.plugin or "")
+                work = lambda: self._binding_cycle_failed(  # noqa: E731
+                    info, assumed, reservation, cycle, start, status, binding=True
+                )
+            self.port.after(0, lambda: self.port.run_binding_cycle(work))
+
+        waiting.on_resolved(resolved)
+
+    def _bind(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        reservation: Reservation,
+        cycle: int,
+        start: float,
+    ) -> None:
         pod, node = info.pod, reservation.node
         framework, state = reservation.framework, reservation.state
         status = framework.run_pre_bind_plugins(state, pod, node)
@@ -401,7 +471,9 @@ class SchedulingLoop:
                 self.queue.done(pod.key)
                 self.port.gone(info, node)
                 return
-            self._binding_cycle_failed(info, assumed, reservation, cycle, start, status)
+            self._binding_cycle_failed(
+                info, assumed, reservation, cycle, start, status, binding=True
+            )
             return
         framework.run_post_bind_plugins(state, pod, node)
         self.queue.done(pod.key)
@@ -420,11 +492,32 @@ class SchedulingLoop:
         cycle: int,
         start: float,
         status: Status,
+        *,
+        binding: bool = False,
     ) -> None:
-        """``handleBindingCycleError``: forget, unreserve, back to the queue, report."""
-        self.port.forget(assumed)
+        """A failure after the node was chosen (Reserve, Permit, or the binding cycle's
+        ``handleBindingCycleError``): unreserve, forget, back to the queue, report, the
+        nomination cleared. A rejection is reported as a FitError over the one node
+        (``0/1 nodes are available: 1 <reason>.``) and leaves the pod unschedulable by
+        the plugin that rejected it; anything else is an error (backoff). Forgetting a
+        pod the binding cycle had assumed frees its room: an AssignedPodDelete event for
+        the other pods."""
         self._unreserve(info.pod, reservation)
-        self._fail(info, cycle, start, Failure("SchedulerError", status.message, None, "error"))
+        self.port.forget(assumed)
+        if status.is_rejected:
+            info.unschedulable_plugins = frozenset({status.plugin} if status.plugin else ())
+            message = fit_error_message(1, {reservation.node: status})
+            failure = Failure("Unschedulable", message, "", "unschedulable")
+        else:
+            failure = Failure("SchedulerError", status.message, "", "error")
+        self._fail(info, cycle, start, failure)
+        if binding:
+            self.queue.move_all_to_active_or_backoff(
+                EVENT_ASSIGNED_POD_DELETE,
+                assumed,
+                None,
+                pod_filter=lambda other: other.key != assumed.key,
+            )
 
     # -- failures ---------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ are judged by the Filters as they are; nothing the planners read changes).
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -32,6 +33,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
+from topospread.framework.waiting import WaitingPods
 from topospread.model.objects import Pod
 from topospread.model.storage import PersistentVolume, PersistentVolumeClaim
 
@@ -85,10 +87,22 @@ class MemoryScheduler:
         self.queue = SchedulingQueue(
             initial_backoff=float(configuration.pod_initial_backoff_seconds),
             max_backoff=float(configuration.pod_max_backoff_seconds),
-            clock=lambda: 0.0,
+            clock=lambda: self.now,
             pre_enqueue=self._pre_enqueue,
         )
-        handle = Handle(snapshot, objects, configuration.parallelism, binding=self)
+        self.waiting_pods = WaitingPods()
+        self.now = 0.0
+        """Seconds since the start: timers (Permit timeouts) move it when nothing else is left."""
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = 0
+        self._cancelled: set[int] = set()
+        handle = Handle(
+            snapshot,
+            objects,
+            configuration.parallelism,
+            binding=self,
+            waiting_pods=self.waiting_pods,
+        )
         self._frameworks = build_frameworks(
             configuration, registry, handle, features, nominator=self.queue
         )
@@ -104,9 +118,30 @@ class MemoryScheduler:
         self.queue.add(pod)
 
     def run(self) -> None:
-        """Schedule until no pod is left to try (the rest wait for an event)."""
-        while self.loop.schedule_next(timeout=0):
-            pass
+        """Schedule until no pod is left to try (the rest wait for an event); when only
+        timers are left (pods waiting at Permit), time moves on to the next one."""
+        while True:
+            if self._due():
+                continue
+            if self.loop.schedule_next(timeout=0):
+                continue
+            while self._timers and self._timers[0][1] in self._cancelled:
+                self._cancelled.discard(heapq.heappop(self._timers)[1])
+            if not self._timers:
+                return
+            self.now = max(self.now, self._timers[0][0])
+
+    def _due(self) -> bool:
+        # Run the timers whose time has come, earliest first; whether any ran.
+        ran = False
+        while self._timers and self._timers[0][0] <= self.now:
+            _, seq, action = heapq.heappop(self._timers)
+            if seq in self._cancelled:
+                self._cancelled.discard(seq)
+                continue
+            action()
+            ran = True
+        return ran
 
     def schedule(self, pod: Pod) -> str:
         """Add ``pod`` and give it one attempt: "" when it was bound, else why not (it
@@ -148,17 +183,30 @@ class MemoryScheduler:
         return pod.key not in self.placements
 
     def assume(self, pod: Pod, node: str) -> Pod | None:
-        """The binding cycle runs at once: nothing to assume."""
-        del node
-        return pod
+        """Into the snapshot, as if bound, until bound or forgotten."""
+        info = self.snapshot.get(node)
+        if info is None:
+            return None
+        assumed = replace(pod, node_name=node, nominated_node_name="")
+        info.add_pod(assumed)
+        return assumed
 
     def forget(self, assumed: Pod) -> None:
-        """Nothing was assumed."""
-        del assumed
+        """Out of the snapshot again."""
+        info = self.snapshot.get(assumed.node_name)
+        if info is not None:
+            info.remove_pod(assumed)
 
     def run_binding_cycle(self, work: Callable[[], None]) -> None:
         """At once."""
         work()
+
+    def after(self, seconds: float, action: Callable[[], None]) -> Callable[[], None]:
+        """A timer on this scheduler's own clock (:meth:`run` moves it)."""
+        self._timer_seq += 1
+        seq = self._timer_seq
+        heapq.heappush(self._timers, (self.now + seconds, seq, action))
+        return lambda: self._cancelled.add(seq)
 
     def bound(self, info: QueuedPodInfo, assumed: Pod, node: str, start: float) -> None:
         """The Scheduled Event."""
@@ -209,12 +257,10 @@ class MemoryScheduler:
     # -- BindingPort -----------------------------------------------------------------------
 
     def bind_pod(self, pod: Pod, node_name: str) -> None:
-        """DefaultBinder: the pod joins its node in the snapshot."""
-        info = self.snapshot.get(node_name)
-        if info is None:
+        """DefaultBinder: the pod, assumed on its node already, is bound there."""
+        if self.snapshot.get(node_name) is None:
             raise BindingGone(f'nodes "{node_name}" not found')
         bound = replace(pod, node_name=node_name, nominated_node_name="")
-        info.add_pod(bound)
         self.placements[pod.key] = node_name
         self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, bound)
 

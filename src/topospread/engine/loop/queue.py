@@ -22,10 +22,13 @@ The queue is the one every scheduling loop uses (:mod:`topospread.engine.loop`):
 scheduler's, with the monotonic clock and blocking :meth:`pop`; the simulator's, with its
 simulated clock and ``pop(timeout=0)``.
 
-A pod that comes back unschedulable from a cycle during which a move request happened
-goes to backoffQ rather than unschedulablePods (``moveRequestCycle``), so an event that
-raced the cycle is not lost. The queue also holds the nominator: the pods nominated to a
-node by preemption, which the Filters count there (``NominatedPodsForNode``).
+A pod that comes back unschedulable is checked against the cluster events that happened
+while it was in flight (popped, until it is back or bound): if one of them may help it,
+as its rejecting plugins' hints judge it, it goes to backoffQ (or activeQ) rather than
+unschedulablePods (``determineSchedulingHintForInFlightPod``), so an event that raced
+the cycle is not lost and one that cannot help does not cost an attempt. The queue also
+holds the nominator: the pods nominated to a node by preemption, which the Filters count
+there (``NominatedPodsForNode``).
 """
 
 from __future__ import annotations
@@ -178,7 +181,12 @@ class SchedulingQueue:
         """Key -> ("active"|"backoff"|"unschedulable"|"inflight", info)."""
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self.scheduling_cycle = 0
-        self._move_request_cycle = -1
+        self._in_flight: dict[str, int] = {}
+        """Popped pods -> the index of the first cluster event after their pop."""
+        self._events: list[tuple[ClusterEvent, object | None, object | None]] = []
+        """The cluster events since the oldest in-flight pod was popped."""
+        self._events_base = 0
+        """The index of ``_events[0]`` among all events recorded."""
         self._closed = False
         self._nominated: dict[str, dict[str, Pod]] = {}
         """Node -> key -> the nominated pod (as it will be filtered there)."""
@@ -267,6 +275,7 @@ class SchedulingQueue:
             if entry is None or entry[0] != "inflight" or entry[1] is not info:
                 return
             info.attempts -= 1
+            self._land_locked(info.key)
             if self._gate(info, admitted):
                 self._to_unschedulable_locked(info)
             else:
@@ -278,6 +287,7 @@ class SchedulingQueue:
             entry = self._where.pop(key, None)
             if entry is not None and entry[0] == "unschedulable":
                 self._unschedulable.pop(key, None)
+            self._land_locked(key)
             self._nominate_locked(None, "", key=key)
 
     def done(self, key: str) -> None:
@@ -286,6 +296,27 @@ class SchedulingQueue:
             entry = self._where.get(key)
             if entry is not None and entry[0] == "inflight":
                 del self._where[key]
+                self._land_locked(key)
+
+    def _land_locked(self, key: str) -> None:
+        # The pod is no longer in flight; the events no in-flight pod needs are dropped.
+        if self._in_flight.pop(key, None) is None:
+            return
+        if not self._in_flight:
+            self._events_base += len(self._events)
+            self._events.clear()
+        elif len(self._events) > 4096:
+            oldest = min(self._in_flight.values())
+            del self._events[: oldest - self._events_base]
+            self._events_base = oldest
+
+    def _events_while_in_flight(
+        self, key: str
+    ) -> list[tuple[ClusterEvent, object | None, object | None]]:
+        start = self._in_flight.get(key)
+        if start is None:
+            return []
+        return self._events[start - self._events_base :]
 
     def add_unschedulable_if_not_present(
         self,
@@ -302,16 +333,24 @@ class SchedulingQueue:
                 return  # deleted (or re-added as a new pod) while in flight
             info.timestamp = self.clock()
             info.backoff_expiration = None
+            events = self._events_while_in_flight(info.key)
+            self._land_locked(info.key)
             if error:
                 info.consecutive_errors += 1
                 self._to_backoff_locked(info)
+                return
+            info.consecutive_errors = 0
+            info.unschedulable_count += 1
+            rejectors = info.unschedulable_plugins | info.pending_plugins
+            if rejectors:
+                worth = any(self._worth_requeuing(info, e, old, new) for e, old, new in events)
             else:
-                info.consecutive_errors = 0
-                info.unschedulable_count += 1
-                if self._move_request_cycle >= scheduling_cycle:
-                    self._to_backoff_locked(info)
-                else:
-                    self._to_unschedulable_locked(info)
+                # No rejector to ask: any event may have helped.
+                worth = bool(events)
+            if worth:
+                self._move_locked(info)
+            else:
+                self._to_unschedulable_locked(info)
 
     # -- moving --------------------------------------------------------------------------
 
@@ -334,7 +373,8 @@ class SchedulingQueue:
                 del self._unschedulable[key]
                 self._move_locked(info)
                 moved += 1
-            self._move_request_cycle = self.scheduling_cycle
+            if self._in_flight:
+                self._events.append((event, old, new))
             return moved
 
     def _worth_requeuing(
@@ -446,6 +486,7 @@ class SchedulingQueue:
                     if info.initial_attempt_timestamp is None:
                         info.initial_attempt_timestamp = self.clock()
                     self._where[info.key] = ("inflight", info)
+                    self._in_flight[info.key] = self._events_base + len(self._events)
                     return info
                 remaining = None if deadline is None else deadline - self.clock()
                 if remaining is not None and remaining <= 0:

@@ -62,6 +62,7 @@ nodes × pods per node). ``benchmarks/sim_scale.py`` measures it.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -101,6 +102,7 @@ from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import ClusterObjects, Snapshot
 from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
+from topospread.framework.waiting import WaitingPods, waiting_key
 from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
@@ -334,6 +336,8 @@ class Simulator:
             else None
         )
         """Cluster Autoscaler or Karpenter over the scenario's node pools (None: no pools)."""
+        self.waiting_pods = WaitingPods()
+        """Pods waiting at Permit."""
         self.binding = _SimulatedBinding(self.volumes, self._bind_pod)
         """The binding port: the volume controllers' writes, and the pod's bind."""
         self.queue = SchedulingQueue(
@@ -903,6 +907,9 @@ class Simulator:
         kind = next((k for k in ("evicted", "preempted") if reason.startswith(k)), "deleted")
         self._log(kind, pod=record.key, node=record.node_name, detail=reason)
         self.queue.delete(record.key)
+        if self.waiting_pods.reject(waiting_key(record.pod), "", "removed"):
+            # RejectWaitingPod: the assumed pod leaves; its room may help others.
+            self._cluster_event(EVENT_ASSIGNED_POD_DELETE, record.pod, None)
         if record.node_name:
             info = self.snapshot.get(record.node_name)
             if info is not None:
@@ -984,17 +991,38 @@ class Simulator:
         return record is not None and not record.node_name
 
     def assume(self, pod: Pod, node: str) -> Pod | None:
-        """Nothing to assume: the binding cycle runs at once."""
-        del node
-        return pod
+        """Into the snapshot, as if bound, until bound or forgotten (``AssumePod``)."""
+        info = self.snapshot.get(node)
+        if info is None:
+            return None
+        assumed = replace(pod, node_name=node)
+        info.add_pod(assumed)
+        return assumed
 
     def forget(self, assumed: Pod) -> None:
-        """Nothing was assumed."""
-        del assumed
+        """Out of the snapshot again (``ForgetPod``)."""
+        info = self.snapshot.get(assumed.node_name)
+        if info is not None:
+            info.remove_pod(assumed)
 
     def run_binding_cycle(self, work: Callable[[], None]) -> None:
         """At once: the simulated API answers in the same instant."""
         work()
+
+    def after(self, seconds: float, action: Callable[[], None]) -> Callable[[], None]:
+        """An event ``seconds`` (rounded up to whole simulated seconds) from now."""
+        cancelled = False
+
+        def run() -> None:
+            if not cancelled:
+                action()
+
+        def cancel() -> None:
+            nonlocal cancelled
+            cancelled = True
+
+        self.schedule(max(0, math.ceil(seconds)), _API, run)
+        return cancel
 
     def _bind_pod(self, pod: Pod, node: str) -> None:
         # DefaultBinder's write: the pod is bound (its nomination cleared, binding clears
@@ -1007,6 +1035,7 @@ class Simulator:
         self.state.bind(record, node)
         info = self.snapshot.get(node)
         assert info is not None
+        info.remove_pod(record.pod)  # the assumed copy
         info.add_pod(record.pod)
         self._bound_total += 1
         self._log("scheduled", pod=record.key, node=node)
@@ -1107,7 +1136,11 @@ class Simulator:
             objects = replace(current, pod_disruption_budgets=self._budgets_in_use)
             self._objects = objects
             handle = Handle(
-                self.snapshot, objects, self.configuration.parallelism, binding=self.binding
+                self.snapshot,
+                objects,
+                self.configuration.parallelism,
+                binding=self.binding,
+                waiting_pods=self.waiting_pods,
             )
             self._frameworks = build_frameworks(
                 self.configuration,
