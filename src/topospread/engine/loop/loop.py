@@ -200,14 +200,14 @@ def attempt(
     search: NodeSearch | None = None,
     *,
     lean: bool = False,
-    again: Callable[[CycleResult], Framework | None] = lambda _result: None,
+    again: Callable[[Pod, CycleResult], Framework | None] | None = None,
 ) -> Attempt:
     """One attempt of the loop without its writes: the profile serving ``pod``, its
     PreEnqueue plugins, topospread's refusals, then the cycle
     (:func:`~topospread.engine.cycle.schedule_one`, with ``search`` as the loop's
     scheduler-wide node search; None visits every node, as the planners' what-ifs do).
-    ``again`` may ask for the cycle to run once more, from the same start, with another
-    framework (the inputs changed under it). The loop calls this for every pod it pops;
+    ``again`` (pod, result) may ask for the cycle to run once more, from the same start,
+    with another framework (the inputs changed under it). The loop calls this for every pod it pops;
     the planners and audit call it for their what-ifs."""
     framework = frameworks.get(pod.scheduler_name)
     if framework is None:
@@ -223,7 +223,7 @@ def attempt(
             return Attempt(framework, message=message, refused_plugin=DYNAMIC_RESOURCES)
     first = search.next_start_node_index if search is not None else 0
     result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
-    other = again(result)
+    other = again(pod, result) if again is not None else None
     if other is not None:
         if search is not None:
             search.next_start_node_index = first
@@ -336,7 +336,7 @@ class SchedulingLoop:
                 pod,
                 self.search,
                 lean=True,
-                again=lambda result: self._again(pod, result),
+                again=self._again,
             )
             if tried.gated is not None:
                 self.queue.gate(info, tried.gated)

@@ -41,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Final
 
 from topospread.framework.events import (
@@ -67,6 +68,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("topospread.scheduler.queue")
+
+NO_RAW: Final[Mapping[str, Any]] = MappingProxyType({})
+"""A pod the queue got without its stored object (the simulator's, the planners')."""
 
 PreEnqueue = Callable[[Pod], Status]
 """The profile's ``RunPreEnqueuePlugins`` for a pod (Success lets it into activeQ)."""
@@ -125,7 +129,7 @@ class QueuedPodInfo:
     """A pending pod and its queueing history (``framework.QueuedPodInfo``)."""
 
     pod: Pod
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=lambda: NO_RAW)
     """The pod as the informer last saw it (status patches compare against it)."""
     timestamp: float = 0.0
     """When it entered the queue or was last tried: the QueueSort tie-break."""
@@ -201,7 +205,7 @@ class SchedulingQueue:
             if pod.key in self._where:
                 self._update_locked(pod, raw, admitted)
                 return
-            info = QueuedPodInfo(pod, raw or {}, timestamp=self.clock())
+            info = QueuedPodInfo(pod, raw or NO_RAW, timestamp=self.clock())
             if pod.nominated_node_name:
                 self._nominate_locked(pod, pod.nominated_node_name)
             self._enqueue_new_locked(info, admitted)
@@ -234,7 +238,7 @@ class SchedulingQueue:
     def _update_locked(self, pod: Pod, raw: dict[str, Any] | None, admitted: Status) -> None:
         entry = self._where.get(pod.key)
         if entry is None:
-            info = QueuedPodInfo(pod, raw or {}, timestamp=self.clock())
+            info = QueuedPodInfo(pod, raw or NO_RAW, timestamp=self.clock())
             self._enqueue_new_locked(info, admitted)
             return
         place, info = entry
@@ -450,6 +454,10 @@ class SchedulingQueue:
                 self._move_locked(info)
             return len(stale)
 
+    def backing_off(self) -> bool:
+        """Whether backoffQ may hold a pod (a length test: no lock)."""
+        return bool(self._backoff)
+
     def next_backoff_expiry(self) -> float | None:
         """When the earliest backoff ends (for a driver with its own clock), or None."""
         with self._cond:
@@ -529,6 +537,8 @@ class SchedulingQueue:
 
     def nominate(self, pod: Pod, node: str) -> None:
         """``AddNominatedPod`` (``""`` clears the nomination)."""
+        if not node and pod.key not in self._nominated_node:
+            return  # nothing to clear (a membership test needs no lock)
         with self._cond:
             self._nominate_locked(pod, node)
 
@@ -553,6 +563,8 @@ class SchedulingQueue:
 
     def nominated_node_names(self) -> tuple[str, ...]:
         """Nodes with nominated pods."""
+        if not self._nominated:
+            return ()  # the common case, asked every cycle: no lock needed
         with self._cond:
             return tuple(self._nominated)
 

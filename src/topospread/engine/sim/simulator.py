@@ -338,6 +338,8 @@ class Simulator:
         """Cluster Autoscaler or Karpenter over the scenario's node pools (None: no pools)."""
         self.waiting_pods = WaitingPods()
         """Pods waiting at Permit."""
+        self._assumed: dict[str, Pod] = {}
+        """Pods assumed on their node, by key, until bound or forgotten."""
         self.binding = _SimulatedBinding(self.volumes, self._bind_pod)
         """The binding port: the volume controllers' writes, and the pod's bind."""
         self.queue = SchedulingQueue(
@@ -956,7 +958,8 @@ class Simulator:
     def _schedule_next(self) -> None:
         # One ScheduleOne per event; the backoff flush the queue runs every second.
         self._schedule_pending = False
-        self.queue.flush_backoff_completed()
+        if self.queue.backing_off():
+            self.queue.flush_backoff_completed()
         info = self.queue.pop(timeout=0)
         if info is None:
             return
@@ -972,7 +975,9 @@ class Simulator:
     # -- the scheduling loop's port (engine/loop.ClusterPort) ---------------------------
 
     def _pre_enqueue(self, pod: Pod) -> Status:
-        framework = self._framework_map().get(pod.scheduler_name)
+        # The frameworks as last built: the loop asks again, up to date, when it pops.
+        frameworks = self._frameworks if self._frameworks is not None else self._framework_map()
+        framework = frameworks.get(pod.scheduler_name)
         if framework is None:
             return Status(Code.SUCCESS)
         return framework.run_pre_enqueue_plugins(pod)
@@ -991,16 +996,19 @@ class Simulator:
         return record is not None and not record.node_name
 
     def assume(self, pod: Pod, node: str) -> Pod | None:
-        """Into the snapshot, as if bound, until bound or forgotten (``AssumePod``)."""
+        """Into the snapshot as it will be once bound (running there, its nomination
+        cleared), until bound or forgotten (``AssumePod``)."""
         info = self.snapshot.get(node)
         if info is None:
             return None
-        assumed = replace(pod, node_name=node)
+        assumed = replace(pod, node_name=node, nominated_node_name="", phase="Running")
         info.add_pod(assumed)
+        self._assumed[pod.key] = assumed
         return assumed
 
     def forget(self, assumed: Pod) -> None:
         """Out of the snapshot again (``ForgetPod``)."""
+        self._assumed.pop(assumed.key, None)
         info = self.snapshot.get(assumed.node_name)
         if info is not None:
             info.remove_pod(assumed)
@@ -1030,13 +1038,8 @@ class Simulator:
         record = self.state.pods.get(pod.key)
         if record is None or record.node_name:
             raise BindingGone(f'pods "{pod.name}" not found')
-        if record.pod.nominated_node_name:
-            record.pod = replace(record.pod, nominated_node_name="")
-        self.state.bind(record, node)
-        info = self.snapshot.get(node)
-        assert info is not None
-        info.remove_pod(record.pod)  # the assumed copy
-        info.add_pod(record.pod)
+        # The assumed copy in the snapshot is the pod as bound.
+        self.state.bind(record, node, self._assumed.pop(pod.key, None))
         self._bound_total += 1
         self._log("scheduled", pod=record.key, node=node)
         self._cluster_event(EVENT_ASSIGNED_POD_ADD, None, record.pod)

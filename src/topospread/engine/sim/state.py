@@ -257,9 +257,10 @@ class ClusterState:
         self.listener.pod_created(record)
         return record
 
-    def bind(self, record: PodRecord, node_name: str) -> None:
-        """Record a binding: the pod runs on the node and is Ready at once."""
-        record.pod = replace(record.pod, node_name=node_name, phase="Running")
+    def bind(self, record: PodRecord, node_name: str, bound: Pod | None = None) -> None:
+        """Record a binding: the pod runs on the node and is Ready at once (``bound``: the
+        pod as it now is, when the caller made it already)."""
+        record.pod = bound or replace(record.pod, node_name=node_name, phase="Running")
         record.ready_since = self.now
 
     def delete_pod(self, key: str, reason: str) -> PodRecord | None:
