@@ -7,9 +7,11 @@ index, parallelism 1) and the lone-node shortcut; ties for the best score go to 
 first node the search visited (``visit_order_ties``); then the pod is *assumed* on the
 chosen node — added to the one long-lived :class:`Snapshot`, as kube-scheduler's cache
 assumes it before binding. No queue, no retries: a pod no node fits is recorded with its
-FailedScheduling message and the loop moves on. No API server, no binding, no controllers
-(the simulator and the live scheduler run :class:`~topospread.engine.loop.SchedulingLoop`
-with those; this one keeps only the cycle, as the Go oracle's ``bench`` does).
+FailedScheduling message and the loop moves on; the next pod identical to it, in a
+cluster unchanged since, gets the same answer without a cycle (:class:`FailureMemo`). No
+API server, no binding, no controllers (the simulator and the live scheduler run
+:class:`~topospread.engine.loop.SchedulingLoop` with those; this one keeps only the
+cycle, as the Go oracle's ``bench`` does).
 
 Snapshot order is input order; kube-scheduler's cache lists nodes zone by zone in turn
 (its node tree), so inputs meant to be compared with upstream list them that way.
@@ -22,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from topospread.engine.cluster import Cluster
-from topospread.engine.cycle import NodeSearch, schedule_one
+from topospread.engine.cycle import FailureMemo, NodeSearch, schedule_one
 from topospread.engine.loop import build_frameworks
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.framework.features import Features
@@ -56,6 +58,8 @@ class SequentialRun:
 
     placements: tuple[Placement, ...]
     seconds: float
+    reused: int = 0
+    """Failed cycles answered by the memo instead of run again."""
 
     @property
     def scheduled(self) -> int:
@@ -71,26 +75,40 @@ def schedule_sequentially(
     registry: Mapping[str, PluginFactory] | None = None,
     features: Features = Features(),
     clock: Callable[[], float] = time.perf_counter,
+    memo: bool = True,
 ) -> SequentialRun:
     """Schedule ``pods`` one after the other on ``cluster`` (setup, the pods' admission
-    included, is not timed)."""
+    included, is not timed). ``memo`` answers a pod identical to the last one that fit
+    nowhere, in an unchanged cluster, without a cycle (:class:`FailureMemo`, as the
+    scheduling loop does); False runs every cycle."""
     pods = [admit_pod(pod, cluster.admission) for pod in pods]
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
     plugins = registry if registry is not None else plugin_registry()
     frameworks = build_frameworks(configuration, plugins, handle, features)
     search = NodeSearch(configuration.percentage_of_nodes_to_score)
+    failures = FailureMemo() if memo else None
     placements: list[Placement] = []
-    start = clock()
+    began = clock()
     for pod in pods:
         framework = frameworks.get(pod.scheduler_name)
         if framework is None:
             message = f'no profile has schedulerName "{pod.scheduler_name}"'
             placements.append(Placement(pod.key, None, message))
             continue
-        result = schedule_one(
-            framework, pod, search, skip_single_node_scoring=True, visit_order_ties=True, lean=True
-        )
+        start = search.next_start_node_index
+        result = failures.lookup(framework, pod, search) if failures is not None else None
+        if result is None:
+            result = schedule_one(
+                framework,
+                pod,
+                search,
+                skip_single_node_scoring=True,
+                visit_order_ties=True,
+                lean=True,
+            )
+            if failures is not None:
+                failures.remember(framework, pod, start, search, result)
         node = result.selected_node
         if node is None:
             placements.append(Placement(pod.key, None, result.message or "no node selected"))
@@ -99,4 +117,4 @@ def schedule_sequentially(
         assert info is not None
         info.add_pod(replace(pod, node_name=node))
         placements.append(Placement(pod.key, node))
-    return SequentialRun(tuple(placements), clock() - start)
+    return SequentialRun(tuple(placements), clock() - began, failures.hits if failures else 0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -33,6 +33,7 @@ __all__ = [
     "NO_NODES_AVAILABLE",
     "NO_NODE_AVAILABLE",
     "CycleResult",
+    "FailureMemo",
     "NodeSearch",
     "fit_error_message",
     "num_feasible_nodes_to_find",
@@ -631,3 +632,101 @@ def _with_nominated_pods(
             return None
         mask[row] = status is None
     return mask
+
+
+def _as_replica(pod: Pod) -> Pod:
+    # What tells replicas of one template apart and no plugin reads for such a pod.
+    meta = pod.metadata
+    return replace(pod, metadata=replace(meta, name="", uid="", creation_timestamp=None))
+
+
+def _memoizable(pod: Pod) -> bool:
+    # Claims and volumes are named after their pod (ephemeral volumes, StatefulSet claims,
+    # ResourceClaims from templates), and a nominated pod tries its node first.
+    return not (
+        pod.volumes
+        or pod.volume_claims
+        or pod.resource_claims
+        or pod.resource_claim_refs
+        or pod.nominated_node_name
+    )
+
+
+class FailureMemo:
+    """The last cycle that found no node, kept to answer the next identical pod.
+
+    A burst of pods that fit nowhere (the replicas of one ReplicaSet with a hard spread
+    no domain can take) costs a full cycle each, Filter on every node and preemption's
+    dry run included. A cycle is a function of the pod, the framework (its profile and
+    the objects it lists), the snapshot (its nodes and their pods), the nominated pods
+    and where the node search starts; when all of these are unchanged and the pod
+    differs from the last one only in what tells replicas apart (name, uid, creation
+    time), its cycle would repeat the last one step for step, so its result is that
+    result and the search moves on as it did. Reused only when no pod was nominated
+    (no preemption carried out, no nominated pods counted) and the pod names no volume
+    or claim (those are named after the pod). The differential test places the same
+    pods with and without the memo and compares every placement and message.
+    """
+
+    __slots__ = ("_framework", "_generation", "_next", "_pod", "_result", "_start", "hits")
+
+    def __init__(self) -> None:
+        self._framework: Framework | None = None
+        self._generation = -1
+        self._pod: Pod | None = None
+        self._result: CycleResult | None = None
+        self._start = -1
+        self._next = -1
+        self.hits = 0
+        """Cycles answered from the memo."""
+
+    def lookup(
+        self, framework: Framework, pod: Pod, search: NodeSearch | None
+    ) -> CycleResult | None:
+        """The remembered result if ``pod``'s cycle would repeat it, else None."""
+        result = self._result
+        if (
+            result is None
+            or framework is not self._framework
+            or framework.handle.snapshot.generation != self._generation
+            or (search.next_start_node_index if search is not None else -1) != self._start
+            or _has_nominations(framework)
+            or not _memoizable(pod)
+            or _as_replica(pod) != self._pod
+        ):
+            return None
+        if search is not None:
+            search.next_start_node_index = self._next
+        self.hits += 1
+        return result
+
+    def remember(
+        self,
+        framework: Framework,
+        pod: Pod,
+        start: int,
+        search: NodeSearch | None,
+        result: CycleResult,
+    ) -> None:
+        """Keep ``result`` if it is a failure the memo may reuse (``start``: where the
+        search began); forget the previous one otherwise."""
+        post = result.post_filter
+        if (
+            result.selected_node is not None
+            or (post is not None and post.nominated_node_name)
+            or _has_nominations(framework)
+            or not _memoizable(pod)
+        ):
+            self._result = None
+            return
+        self._framework = framework
+        self._generation = framework.handle.snapshot.generation
+        self._pod = _as_replica(pod)
+        self._result = result
+        self._start = start if search is not None else -1
+        self._next = search.next_start_node_index if search is not None else -1
+
+
+def _has_nominations(framework: Framework) -> bool:
+    names = framework.nominated_node_names
+    return names is not None and bool(tuple(names()))

@@ -347,6 +347,7 @@ class Snapshot:
         "_by_name",
         "_counters",
         "_table",
+        "generation",
         "node_infos",
     )
 
@@ -365,6 +366,9 @@ class Snapshot:
         self._table: NodeTable | None = None
         self._affinity_pods = 0
         self._anti_affinity_pods = 0
+        self.generation = 0
+        """Bumped by every change of a node or of the pods on one: equal generations
+        mean the same cluster (what a cycle saw)."""
         for node in nodes:
             info = NodeInfo(node)
             info.snapshot = self
@@ -503,6 +507,7 @@ class Snapshot:
 
     def _pod_changed(self, info: NodeInfo, pod: Pod, delta: int) -> None:
         # Called by NodeInfo.add_pod/remove_pod of this snapshot's nodes.
+        self.generation += 1
         if self._table is not None:
             self._table.pod_changed(info.name, pod, delta)
         affinity = pod.affinity
@@ -529,6 +534,7 @@ class Snapshot:
 
     def _nodes_changed(self) -> None:
         # Node labels and node order decide domains and their order: rebuild on next use.
+        self.generation += 1
         self._table = None
         for counter in self._counters.values():
             counter.domains.clear()

@@ -28,6 +28,7 @@ from typing import Final, Protocol
 from topospread.engine.cycle import (
     NO_NODES_AVAILABLE,
     CycleResult,
+    FailureMemo,
     NodeSearch,
     fit_error_message,
     schedule_one,
@@ -201,13 +202,16 @@ def attempt(
     *,
     lean: bool = False,
     again: Callable[[Pod, CycleResult], Framework | None] | None = None,
+    memo: FailureMemo | None = None,
 ) -> Attempt:
     """One attempt of the loop without its writes: the profile serving ``pod``, its
     PreEnqueue plugins, topospread's refusals, then the cycle
     (:func:`~topospread.engine.cycle.schedule_one`, with ``search`` as the loop's
     scheduler-wide node search; None visits every node, as the planners' what-ifs do).
     ``again`` (pod, result) may ask for the cycle to run once more, from the same start,
-    with another framework (the inputs changed under it). The loop calls this for every pod it pops;
+    with another framework (the inputs changed under it); ``memo`` answers a pod identical
+    to the last one that fit nowhere, in a cluster unchanged since, without a cycle
+    (:class:`~topospread.engine.cycle.FailureMemo`). The loop calls this for every pod it pops;
     the planners and audit call it for their what-ifs."""
     framework = frameworks.get(pod.scheduler_name)
     if framework is None:
@@ -222,6 +226,10 @@ def attempt(
             message = f"{UNSUPPORTED_CLAIMS_MESSAGE}: pod {pod.key}: {'; '.join(unsupported)}"
             return Attempt(framework, message=message, refused_plugin=DYNAMIC_RESOURCES)
     first = search.next_start_node_index if search is not None else 0
+    if memo is not None:
+        remembered = memo.lookup(framework, pod, search)
+        if remembered is not None:
+            return Attempt(framework, remembered)
     result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
     other = again(pod, result) if again is not None else None
     if other is not None:
@@ -229,6 +237,8 @@ def attempt(
             search.next_start_node_index = first
         framework = other
         result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
+    if memo is not None:
+        memo.remember(framework, pod, first, search, result)
     return Attempt(framework, result)
 
 
@@ -311,6 +321,9 @@ class SchedulingLoop:
         a generator: a random node among those tied for the best score (``selectHost``
         with parallel Filter workers)."""
         self.attempts = 0
+        self.failures = FailureMemo()
+        """The last failed cycle, answering the next identical pod (a burst of replicas
+        that fit nowhere) in an unchanged cluster without repeating it."""
 
     # -- ScheduleOne ------------------------------------------------------------------------
 
@@ -337,6 +350,7 @@ class SchedulingLoop:
                 self.search,
                 lean=True,
                 again=self._again,
+                memo=self.failures,
             )
             if tried.gated is not None:
                 self.queue.gate(info, tried.gated)
