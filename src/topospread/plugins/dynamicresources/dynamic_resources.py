@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
+import numpy as np
+
 from topospread.framework.binding import BindingError, ClaimAllocation
 from topospread.framework.cycle_state import CycleState, StateData, StateNotFoundError
 from topospread.framework.events import (
@@ -56,6 +58,7 @@ from topospread.framework.interfaces import (
     PreFilterResult,
 )
 from topospread.framework.node_info import ClusterObjects, NodeInfo
+from topospread.framework.node_table import IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.nodeaffinity import NodeSelectorMatcher, NodeSelectorParseError, node_selector
 from topospread.model.objects import Pod
@@ -68,6 +71,7 @@ from topospread.plugins.dynamicresources.allocator import (
     allocated_devices,
 )
 from topospread.plugins.dynamicresources.podclaims import resolve_claims
+from topospread.plugins.helper.batch import default_normalize_batch
 from topospread.plugins.helper.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -386,9 +390,30 @@ class DynamicResources:
                         score += _FIRST_AVAILABLE_MAX_SIZE - i
         return score, None
 
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Every node 0 for a pod without claims (upstream scores it node by node); None
+        otherwise, and on a state error (the per-node path reports it)."""
+        del pod, table
+        try:
+            s = state.read(_STATE_KEY, _State)
+        except StateNotFoundError:
+            return None
+        if s.claims:
+            return None
+        return np.zeros(len(rows), np.int64)
+
     def score_extensions(self) -> DynamicResources:
         """Itself: NormalizeScore."""
         return self
+
+    def normalize_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, scores: IntArray
+    ) -> IntArray | None:
+        """``DefaultNormalizeScore`` of the batch (all-zero scores stay 0)."""
+        del state, pod, table, rows
+        return default_normalize_batch(_MAX_NODE_SCORE, False, scores)
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+import numpy as np
+
 from topospread.errors import ConfigError
 from topospread.framework.binding import BindingError
 from topospread.framework.config.types import VolumeBindingArgs
@@ -51,6 +53,7 @@ from topospread.framework.interfaces import (
     ScorePlugin,
 )
 from topospread.framework.node_info import NodeInfo
+from topospread.framework.node_table import IntArray, NodeTable
 from topospread.framework.status import Code, Status, as_status
 from topospread.model.objects import Pod
 from topospread.plugins import names
@@ -289,6 +292,19 @@ class VolumeBinding:
         if isinstance(classes, Status):
             return 0, classes
         return self._scorer(classes), None
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        """Every node 0 when no node has volumes to score (a pod without claims, the
+        common case, which upstream still scores node by node with the gate on); None
+        otherwise, and on a state error (the per-node path reports it)."""
+        del pod, table
+        if self._scorer is not None:
+            data = _read_state(state)
+            if isinstance(data, Status) or data.by_node:
+                return None
+        return np.zeros(len(rows), np.int64)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """None: scores are already 0..100."""
