@@ -186,6 +186,9 @@ class ClusterObjects:
     _index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _namespace_index: dict[str, Namespace | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _storage_index: dict[tuple[str, str, str], object] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -257,7 +260,12 @@ class ClusterObjects:
 
     def namespace(self, name: str) -> Namespace | None:
         """The Namespace object with this name, if listed (the first one, if repeated)."""
-        return next((ns for ns in self.namespaces if ns.metadata.name == name), None)
+        index = self._namespace_index
+        if not index:
+            for ns in self.namespaces:
+                index.setdefault(ns.metadata.name, ns)
+            index[""] = None  # built, even when nothing was listed
+        return index.get(name) if name else None
 
     def get(self, kind: str, namespace: str, name: str) -> object | None:
         """The ReplicationController, ReplicaSet or StatefulSet with this name, if listed."""
