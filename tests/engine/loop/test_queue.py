@@ -26,6 +26,7 @@ from topospread.framework.events import (
 from topospread.framework.interfaces import Handle
 from topospread.framework.node_info import Snapshot
 from topospread.framework.runtime import Framework
+from topospread.framework.status import Code, Status
 from topospread.model.objects import ClaimTemplate, ContainerPort, Node, ObjectMeta, Pod, PodVolume
 from topospread.model.resources import pod_request_amounts
 from topospread.model.storage import PersistentVolumeClaim
@@ -429,3 +430,20 @@ def test_a_gated_pod_stays_gated_until_its_last_gate_goes(queue):
     assert queue.pods()[0].message == "waiting for scheduling gates: [b]"
     queue.update(make_pod("g"))
     assert queue.where("default/g") == "active"
+
+
+def test_a_pod_gated_at_pop_is_asked_again_when_it_changed_or_was_helped_in_flight(queue):
+    # The pod as popped is held by a PreEnqueue plugin (its claims not there yet); while
+    # it was in flight the pod itself was updated: it goes straight back to activeQ.
+    queue.add(make_pod("p"))
+    info = queue.pop(0)
+    judged = info.pod
+    queue.update(replace(judged, metadata=replace(judged.metadata, labels={"app": "y"})))
+    held = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("claim missing",), "DynamicResources")
+    queue.gate(info, held, judged)
+    assert queue.where("default/p") == "active"
+    # Unchanged and no event in flight: it waits, gated, with no attempt counted.
+    info = queue.pop(0)
+    queue.gate(info, held, info.pod)
+    assert queue.pending_pods()["gated"] == 1
+    assert info.attempts == 0  # two pops, no cycle

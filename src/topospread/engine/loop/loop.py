@@ -337,10 +337,10 @@ class SchedulingLoop:
 
     def schedule_one(self, info: QueuedPodInfo) -> None:
         """One ``ScheduleOne``: the cycle, then the binding cycle or the failure handling."""
-        pod = info.pod
         cycle = self.queue.scheduling_cycle
         start = time.perf_counter()
         with self.port.cycle_lock():
+            pod = info.pod  # as the informer last saw it, read under the cycle's lock
             if not self.port.is_pending(pod):
                 self.queue.done(pod.key)  # bound meanwhile, or being deleted
                 return
@@ -353,7 +353,7 @@ class SchedulingLoop:
                 memo=self.failures,
             )
             if tried.gated is not None:
-                self.queue.gate(info, tried.gated)
+                self.queue.gate(info, tried.gated, pod)
                 return
             if tried.result is None or tried.framework is None:
                 self._not_tried(info, tried, cycle, start)

@@ -270,20 +270,28 @@ class SchedulingQueue:
                 self._move_locked(info)
             return
 
-    def gate(self, info: QueuedPodInfo, admitted: Status) -> None:
+    def gate(self, info: QueuedPodInfo, admitted: Status, judged: Pod | None = None) -> None:
         """A popped pod that a PreEnqueue plugin holds after all (the loop asks again at
         pop, with the cluster as it is now): back to unschedulablePods, gated, with no
-        attempt counted."""
+        attempt counted — unless, while it was in flight, the pod itself changed (it was
+        ``judged`` as it was before) or an event its PreEnqueue plugin registered for
+        came: then it is asked again at once."""
         with self._cond:
             entry = self._where.get(info.key)
             if entry is None or entry[0] != "inflight" or entry[1] is not info:
                 return
             info.attempts -= 1
+            events = self._events_while_in_flight(info.key)
             self._land_locked(info.key)
-            if self._gate(info, admitted):
-                self._to_unschedulable_locked(info)
-            else:
+            if not self._gate(info, admitted):
                 self._to_active_locked(info)
+                return
+            changed = judged is not None and info.pod is not judged
+            if changed or any(self._worth_requeuing(info, e, o, n) for e, o, n in events):
+                info.gated = False
+                self._to_active_locked(info)
+                return
+            self._to_unschedulable_locked(info)
 
     def delete(self, key: str) -> None:
         """The pod is gone, or no longer pending (bound by anyone)."""
