@@ -43,6 +43,8 @@ MARK_END = "<!-- scheduler-e2e:end -->"
 ZONE_KEY = "topology.kubernetes.io/zone"
 ZONES = ("moon-1", "moon-2", "moon-3")
 NAMESPACE = "bench"
+PODS_PER_NODE = 40
+"""node-default's 4 CPUs over pod-with-topology-spreading's 100m (memory allows 65)."""
 
 
 def perf_node(i: int) -> dict[str, Any]:
@@ -255,6 +257,11 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
         nodes, pods = (int(x) for x in size.split("x"))
+        if pods > nodes * PODS_PER_NODE:
+            parser.error(
+                f"{size}: {nodes} nodes hold at most {nodes * PODS_PER_NODE} of these pods "
+                f"({PODS_PER_NODE} each: 4 CPU / 100m); every pod must fit for a run to end"
+            )
         for which in schedulers:
             runs = []
             for _ in range(options.repeat):
