@@ -143,11 +143,10 @@ def zone_and_hostname_burst(nodes: int, existing: int, pods: int) -> dict[str, A
 
 @pytest.mark.parametrize(("nodes", "existing", "pods"), [(100, 400, 60), (150, 900, 80)])
 def test_a_burst_that_fits_nowhere_is_answered_as_upstreams_cycle_answers_it(
-    oracle_lookup, tmp_path: Path, nodes: int, existing: int, pods: int
+    oracle, tmp_path: Path, nodes: int, existing: int, pods: int
 ):
-    binary, reason = oracle_lookup
-    if binary is None:
-        pytest.skip(reason)
+    # The oracle fixture skips without the oracle, and fails where CI requires it.
+    binary = oracle.binary
     workload = zone_and_hostname_burst(nodes, existing, pods)
     source = tmp_path / "workload.json"
     source.write_text(json.dumps(workload), encoding="utf-8")
