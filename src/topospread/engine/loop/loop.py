@@ -593,9 +593,3 @@ class SchedulingLoop:
             if (other.priority or 0) < priority and other.key != preemptor.key:
                 self.queue.nominate(other, "")
                 self.port.nomination_cleared(other)
-
-    # -- cluster events -----------------------------------------------------------------------
-
-    def pending(self) -> Iterable[QueuedPodInfo]:
-        """Every pod waiting in the queue."""
-        return self.queue.pods()

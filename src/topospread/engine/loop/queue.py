@@ -466,16 +466,6 @@ class SchedulingQueue:
         """Whether backoffQ may hold a pod (a length test: no lock)."""
         return bool(self._backoff)
 
-    def next_backoff_expiry(self) -> float | None:
-        """When the earliest backoff ends (for a driver with its own clock), or None."""
-        with self._cond:
-            while self._backoff:
-                _, _, key, info = self._backoff[0]
-                if self._current(key, "backoff", info):
-                    return self._backoff_time(info)
-                heapq.heappop(self._backoff)
-            return None
-
     def run(self, stop: threading.Event) -> None:
         """The two flush loops of ``PriorityQueue.Run`` on one thread, until ``stop``."""
         last_unschedulable_flush = self.clock()
@@ -576,13 +566,6 @@ class SchedulingQueue:
         with self._cond:
             return tuple(self._nominated)
 
-    def nominated_node(self, key: str) -> str:
-        """The node the pod is nominated to, or ``""``."""
-        with self._cond:
-            return self._nominated_node.get(key, "")
-
-    # -- introspection -------------------------------------------------------------------
-
     def pending_pods(self) -> dict[str, int]:
         """Pods per queue, as the ``scheduler_pending_pods`` gauge labels them."""
         with self._cond:
@@ -645,8 +628,3 @@ class SchedulingQueue:
 
 def _align(t: float) -> float:
     return math.floor(t / BACKOFF_WINDOW) * BACKOFF_WINDOW
-
-
-def pod_keys(infos: Iterable[QueuedPodInfo]) -> list[str]:
-    """The keys of ``infos`` (for logs and tests)."""
-    return [info.key for info in infos]
