@@ -22,6 +22,7 @@ from typing import NoReturn
 import pytest
 
 from topospread.client.config import connect
+from topospread.testing.autoscaler import AutoscalerUnavailable, find_autoscaler
 from topospread.testing.controlplane import ControlPlane, ControlPlaneUnavailable, find_binaries
 from topospread.testing.live import Kube
 
@@ -65,6 +66,16 @@ def control_plane_binaries() -> Path:
         return find_binaries()
     except ControlPlaneUnavailable as error:
         _unavailable(f"the control plane is unavailable: {error}")
+
+
+@pytest.fixture(scope="session")
+def autoscaler_files() -> Path:
+    """The directory of kwok, karpenter-kwok, the CRDs, instance types and Stages (built
+    by ``bash autoscaler/build.sh``)."""
+    try:
+        return find_autoscaler()
+    except AutoscalerUnavailable as error:
+        _unavailable(f"the autoscaler is unavailable: {error}")
 
 
 @pytest.fixture(scope="session")

@@ -9,30 +9,13 @@ saying why, unless ``TOPOSPREAD_REQUIRE_CONTROLPLANE=1`` (CI), where they fail i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
 
-from topospread.testing.autoscaler import Autoscaler, AutoscalerUnavailable, find_autoscaler
+from topospread.testing.autoscaler import Autoscaler
 from topospread.testing.controlplane import ControlPlane
-
-
-def _unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOPOSPREAD_REQUIRE_CONTROLPLANE") == "1":
-        pytest.fail(f"TOPOSPREAD_REQUIRE_CONTROLPLANE=1 but {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def autoscaler_files() -> Path:
-    """The directory of kwok, karpenter-kwok, the CRDs, instance types and Stages."""
-    try:
-        return find_autoscaler()
-    except AutoscalerUnavailable as error:
-        _unavailable(f"the autoscaler is unavailable: {error}")
 
 
 @pytest.fixture

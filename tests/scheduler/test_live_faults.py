@@ -155,15 +155,6 @@ def test_apiserver_killed_and_restarted_mid_run(
     assert sum(r.watches for r in app.scheduler.reflectors) > len(app.scheduler.reflectors)
 
 
-def _etcd(plane: ControlPlane, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        f"{plane.etcd_url}{path}", data=json.dumps(body).encode(), method="POST"
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-    return answer
-
-
 def test_watch_expiry_forces_a_relist(
     plane, kube, nodes, run_scheduler, scheduler_name, unique_name
 ):
@@ -175,8 +166,7 @@ def test_watch_expiry_forces_a_relist(
     lists = pods_reflector.lists
     pods_reflector.cut_watch()
     create_all(kube, make_pods(namespace, scheduler_name, 40), workers=16)
-    revision = int(_etcd(plane, "/v3/kv/range", {"key": "AA=="})["header"]["revision"])
-    _etcd(plane, "/v3/kv/compaction", {"revision": revision, "physical": True})
+    plane.compact_etcd()
     admin = connect(plane.admin_kubeconfig)
     wait_for(all_bound(admin, namespace, 40), 60, 0.5, "the pods seen by the relist to be bound")
     assert pods_reflector.lists == lists + 1

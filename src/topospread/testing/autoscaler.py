@@ -56,6 +56,7 @@ __all__ = [
     "CRD_FILES",
     "HOSTNAME_LABEL",
     "KARPENTER_VERSION",
+    "KWOK_NODE_ANNOTATION",
     "KWOK_VERSION",
     "STAGE_FILES",
     "ZONE_LABEL",
@@ -63,6 +64,7 @@ __all__ = [
     "Autoscaler",
     "AutoscalerUnavailable",
     "Claim",
+    "FakeKubelets",
     "autoscaler_dir",
     "claims",
     "find_autoscaler",
@@ -245,47 +247,21 @@ class Api:
 # -- the autoscaler -----------------------------------------------------------------------------
 
 
-class Autoscaler:
-    """kwok + Karpenter's KWOK provider against ``plane``, which must be running (with
-    kube-scheduler, and kube-controller-manager for Deployments). :meth:`start` applies the
-    CRDs, starts both and creates the KWOKNodeClass; it returns when both answer their
-    health checks and the node class is Ready. :meth:`stop` (also run at interpreter exit)
-    ends both by PID."""
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+"""The annotation (value ``fake``) that puts a Node under kwok's fake kubelet: Karpenter's
+KWOK provider sets it; tests that create their own Nodes set it too."""
 
-    def __init__(
-        self,
-        plane: ControlPlane,
-        directory: Path | None = None,
-        *,
-        batch_idle_seconds: float = 0.5,
-        batch_max_seconds: float = 2.0,
-        ready_timeout: float = 60.0,
-    ) -> None:
+
+class _Processes:
+    """Processes of the autoscaler's build beside ``plane``: spawned with its rules (die
+    with the test runner, logs in its work directory), ended by PID."""
+
+    def __init__(self, plane: ControlPlane, directory: Path | None, ready_timeout: float) -> None:
         self.plane = plane
         self.files = find_autoscaler(directory)
         """The build directory: binaries, ``crds/``, ``stages/``, ``instance_types.json``."""
-        self.batch_idle_seconds = batch_idle_seconds
-        """Karpenter's BATCH_IDLE_DURATION (upstream default 1 s): a batch of pending pods
-        ends when no new one has come for this long."""
-        self.batch_max_seconds = batch_max_seconds
-        """Karpenter's BATCH_MAX_DURATION (upstream default 10 s): the longest a batch waits."""
         self.ready_timeout = ready_timeout
         self._processes: list[_Process] = []
-        self._api: Api | None = None
-
-    # -- public surface --------------------------------------------------------------------
-
-    @property
-    def instance_types_file(self) -> Path:
-        """The KWOK provider's instance types (the file its binary embeds), given to it
-        explicitly so that a prediction can read the very same list."""
-        return self.files / "instance_types.json"
-
-    @property
-    def api(self) -> Api:
-        if self._api is None:
-            raise ControlPlaneError("the autoscaler is not running")
-        return self._api
 
     @property
     def pids(self) -> dict[str, int]:
@@ -295,89 +271,29 @@ class Autoscaler:
         """The combined output of ``kwok`` or ``karpenter``."""
         return self.plane.workdir / f"{name}.log"
 
-    def __enter__(self) -> Autoscaler:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def start(self) -> Autoscaler:
-        if self._processes:
-            raise ControlPlaneError("the autoscaler is already running")
-        self._api = Api(connect(self.plane.admin_kubeconfig))
-        atexit.register(self.stop)
-        try:
-            deadline = time.monotonic() + self.ready_timeout
-            # Karpenter's readiness check fails until its CRDs are served.
-            self._apply_crds(deadline)
-            self._start_kwok(deadline)
-            self._start_karpenter(deadline)
-            self.api.create(
-                {
-                    "apiVersion": "karpenter.kwok.sh/v1alpha1",
-                    "kind": "KWOKNodeClass",
-                    "metadata": {"name": NODE_CLASS},
-                }
-            )
-            wait_for(
-                lambda: _condition(self.api.get("KWOKNodeClass", NODE_CLASS), "Ready"),
-                max(1.0, deadline - time.monotonic()),
-                f"KWOKNodeClass {NODE_CLASS} Ready",
-            )
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
     def stop(self) -> None:
-        """TERM both processes, KILL what is left after two seconds. Safe to call twice."""
+        """TERM the processes, KILL what is left after two seconds. Safe to call twice."""
         processes, self._processes = self._processes, []
         _stop_processes(processes, _STOP_GRACE_SECONDS)
-        if self._api is not None:
-            self._api.connection.close()
-            self._api = None
         atexit.unregister(self.stop)
 
-    # -- the pieces -------------------------------------------------------------------------
-
-    def _apply_crds(self, deadline: float) -> None:
-        names = []
-        for file in CRD_FILES:
-            crd = yaml.safe_load((self.files / "crds" / file).read_text(encoding="utf-8"))
-            self.api.create(crd)
-            names.append(crd["metadata"]["name"])
-        for name in names:
-            wait_for(
-                partial(self._established, name),
-                max(1.0, deadline - time.monotonic()),
-                f"CRD {name} Established",
-            )
-
-    def _established(self, crd: str) -> bool:
-        return _condition(self.api.get("CustomResourceDefinition", crd), "Established")
-
-    def _start_kwok(self, deadline: float) -> None:
+    def _start_kwok(self, deadline: float, *, lease_seconds: int, parallelism: int) -> None:
         (port,) = _free_ports(1)
         config = {
             "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
             "kind": "KwokConfiguration",
             "options": {
-                # Only the Nodes Karpenter's KWOK provider creates: it annotates each one.
+                # Only the Nodes annotated as fake (Karpenter's KWOK provider annotates each).
                 "manageAllNodes": False,
-                "manageNodesWithAnnotationSelector": "kwok.x-k8s.io/node=fake",
+                "manageNodesWithAnnotationSelector": f"{KWOK_NODE_ANNOTATION}=fake",
                 "cidr": KWOK_POD_CIDR,
                 "nodeIP": "127.0.0.1",
                 "nodePort": port,
-                "nodeLeaseDurationSeconds": 40,
+                "nodeLeaseDurationSeconds": lease_seconds,
                 # kwok refuses to start when any of these is 0 (a file's missing value).
-                "nodeLeaseParallelism": 4,
-                "podPlayStageParallelism": 4,
-                "nodePlayStageParallelism": 4,
+                "nodeLeaseParallelism": parallelism,
+                "podPlayStageParallelism": parallelism,
+                "nodePlayStageParallelism": parallelism,
                 "enablePodsOnNodeSyncStreamWatch": True,
             },
         }
@@ -399,23 +315,6 @@ class Autoscaler:
             {},
         )
         self._wait_ready(kwok, f"http://127.0.0.1:{port}/healthz", deadline)
-
-    def _start_karpenter(self, deadline: float) -> None:
-        metrics, health = _free_ports(2)
-        env = {
-            "KUBECONFIG": str(self.plane.admin_kubeconfig),
-            # Outside a cluster there is no namespace for its Lease: one replica, no election.
-            "DISABLE_LEADER_ELECTION": "true",
-            # Both bind every interface; distinct free ports let runs sit side by side.
-            "METRICS_PORT": str(metrics),
-            "HEALTH_PROBE_PORT": str(health),
-            "BATCH_IDLE_DURATION": f"{self.batch_idle_seconds:g}s",
-            "BATCH_MAX_DURATION": f"{self.batch_max_seconds:g}s",
-            "INSTANCE_TYPES_FILE_PATH": str(self.instance_types_file),
-            "LOG_LEVEL": "debug",
-        }
-        karpenter = self._spawn("karpenter", [], env)
-        self._wait_ready(karpenter, f"http://127.0.0.1:{health}/readyz", deadline)
 
     def _spawn(self, name: str, args: list[str], env: Mapping[str, str]) -> _Process:
         log = self.log_file(name)
@@ -459,6 +358,175 @@ class Autoscaler:
                     f"({url}: {last}; log {process.log}):\n{_tail(process.log)}"
                 )
             time.sleep(0.05)
+
+
+class FakeKubelets(_Processes):
+    """kwok alone against ``plane``: the fake kubelet of every Node annotated
+    ``kwok.x-k8s.io/node: fake`` (Ready at once, Lease heartbeats) and of the pods bound to
+    them (Running at once; a deleted pod's deletion finished). For runs that bring their
+    own Nodes, as scheduler_perf's KWOK runs do.
+
+    ``lease_seconds`` is the Leases' duration (renewed every quarter of it); ``parallelism``
+    bounds kwok's concurrent Node, Lease and pod writes."""
+
+    def __init__(
+        self,
+        plane: ControlPlane,
+        directory: Path | None = None,
+        *,
+        lease_seconds: int = 40,
+        parallelism: int = 4,
+        ready_timeout: float = 60.0,
+    ) -> None:
+        super().__init__(plane, directory, ready_timeout)
+        self.lease_seconds = lease_seconds
+        self.parallelism = parallelism
+
+    def __enter__(self) -> FakeKubelets:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> FakeKubelets:
+        if self._processes:
+            raise ControlPlaneError("kwok is already running")
+        atexit.register(self.stop)
+        try:
+            self._start_kwok(
+                time.monotonic() + self.ready_timeout,
+                lease_seconds=self.lease_seconds,
+                parallelism=self.parallelism,
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+
+class Autoscaler(_Processes):
+    """kwok + Karpenter's KWOK provider against ``plane``, which must be running (with
+    kube-scheduler, and kube-controller-manager for Deployments). :meth:`start` applies the
+    CRDs, starts both and creates the KWOKNodeClass; it returns when both answer their
+    health checks and the node class is Ready. :meth:`stop` (also run at interpreter exit)
+    ends both by PID."""
+
+    def __init__(
+        self,
+        plane: ControlPlane,
+        directory: Path | None = None,
+        *,
+        batch_idle_seconds: float = 0.5,
+        batch_max_seconds: float = 2.0,
+        ready_timeout: float = 60.0,
+    ) -> None:
+        super().__init__(plane, directory, ready_timeout)
+        self.batch_idle_seconds = batch_idle_seconds
+        """Karpenter's BATCH_IDLE_DURATION (upstream default 1 s): a batch of pending pods
+        ends when no new one has come for this long."""
+        self.batch_max_seconds = batch_max_seconds
+        """Karpenter's BATCH_MAX_DURATION (upstream default 10 s): the longest a batch waits."""
+        self._api: Api | None = None
+
+    # -- public surface --------------------------------------------------------------------
+
+    @property
+    def instance_types_file(self) -> Path:
+        """The KWOK provider's instance types (the file its binary embeds), given to it
+        explicitly so that a prediction can read the very same list."""
+        return self.files / "instance_types.json"
+
+    @property
+    def api(self) -> Api:
+        if self._api is None:
+            raise ControlPlaneError("the autoscaler is not running")
+        return self._api
+
+    def __enter__(self) -> Autoscaler:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> Autoscaler:
+        if self._processes:
+            raise ControlPlaneError("the autoscaler is already running")
+        self._api = Api(connect(self.plane.admin_kubeconfig))
+        atexit.register(self.stop)
+        try:
+            deadline = time.monotonic() + self.ready_timeout
+            # Karpenter's readiness check fails until its CRDs are served.
+            self._apply_crds(deadline)
+            self._start_kwok(deadline, lease_seconds=40, parallelism=4)
+            self._start_karpenter(deadline)
+            self.api.create(
+                {
+                    "apiVersion": "karpenter.kwok.sh/v1alpha1",
+                    "kind": "KWOKNodeClass",
+                    "metadata": {"name": NODE_CLASS},
+                }
+            )
+            wait_for(
+                lambda: _condition(self.api.get("KWOKNodeClass", NODE_CLASS), "Ready"),
+                max(1.0, deadline - time.monotonic()),
+                f"KWOKNodeClass {NODE_CLASS} Ready",
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """TERM both processes, KILL what is left after two seconds. Safe to call twice."""
+        super().stop()
+        if self._api is not None:
+            self._api.connection.close()
+            self._api = None
+
+    # -- the pieces -------------------------------------------------------------------------
+
+    def _apply_crds(self, deadline: float) -> None:
+        names = []
+        for file in CRD_FILES:
+            crd = yaml.safe_load((self.files / "crds" / file).read_text(encoding="utf-8"))
+            self.api.create(crd)
+            names.append(crd["metadata"]["name"])
+        for name in names:
+            wait_for(
+                partial(self._established, name),
+                max(1.0, deadline - time.monotonic()),
+                f"CRD {name} Established",
+            )
+
+    def _established(self, crd: str) -> bool:
+        return _condition(self.api.get("CustomResourceDefinition", crd), "Established")
+
+    def _start_karpenter(self, deadline: float) -> None:
+        metrics, health = _free_ports(2)
+        env = {
+            "KUBECONFIG": str(self.plane.admin_kubeconfig),
+            # Outside a cluster there is no namespace for its Lease: one replica, no election.
+            "DISABLE_LEADER_ELECTION": "true",
+            # Both bind every interface; distinct free ports let runs sit side by side.
+            "METRICS_PORT": str(metrics),
+            "HEALTH_PROBE_PORT": str(health),
+            "BATCH_IDLE_DURATION": f"{self.batch_idle_seconds:g}s",
+            "BATCH_MAX_DURATION": f"{self.batch_max_seconds:g}s",
+            "INSTANCE_TYPES_FILE_PATH": str(self.instance_types_file),
+            "LOG_LEVEL": "debug",
+        }
+        karpenter = self._spawn("karpenter", [], env)
+        self._wait_ready(karpenter, f"http://127.0.0.1:{health}/readyz", deadline)
 
 
 def _clean_environment() -> dict[str, str]:

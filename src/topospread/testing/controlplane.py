@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from topospread import KUBERNETES_VERSION
 
@@ -175,12 +175,14 @@ class ControlPlane:
         scheduler: bool = False,
         ready_timeout: float = 60.0,
         extra_apiserver_args: tuple[str, ...] = (),
+        extra_controller_manager_args: tuple[str, ...] = (),
     ) -> None:
         self.binaries = find_binaries(binaries)
         self._with_controller_manager = controller_manager
         self._with_scheduler = scheduler
         self._ready_timeout = ready_timeout
         self._extra_apiserver_args = extra_apiserver_args
+        self._extra_controller_manager_args = extra_controller_manager_args
         self._processes: list[_Process] = []
         self._apiserver_args: list[str] = []
         self._workdir: Path | None = None
@@ -288,12 +290,21 @@ class ControlPlane:
         self._ports = None
         atexit.unregister(self.stop)
 
-    def kill_apiserver(self) -> None:
-        """SIGKILL kube-apiserver (a crash: no graceful shutdown, connections reset); the
-        other processes keep running. :meth:`start_apiserver` brings it back."""
+    def kill_apiserver(self, *, graceful: bool = False) -> None:
+        """SIGKILL kube-apiserver (a crash: no graceful shutdown, connections reset), or
+        with ``graceful`` SIGTERM it (its own shutdown: watches ended, requests in flight
+        drained); the other processes keep running. :meth:`start_apiserver` brings it
+        back."""
         for process in self._processes:
             if process.name == "kube-apiserver" and process.popen.poll() is None:
-                process.popen.kill()
+                if graceful:
+                    process.popen.terminate()
+                    try:
+                        process.popen.wait(60)
+                    except subprocess.TimeoutExpired:
+                        process.popen.kill()
+                else:
+                    process.popen.kill()
                 process.popen.wait()
                 process.log_handle.close()
         self._processes = [p for p in self._processes if p.name != "kube-apiserver"]
@@ -307,11 +318,28 @@ class ControlPlane:
         apiserver = self._spawn("kube-apiserver", self._apiserver_args)
         self._wait_ready(apiserver, f"{self.server}/readyz", self._api_context(), deadline)
 
-    def restart_apiserver(self, down_seconds: float = 0.0) -> None:
-        """Kill kube-apiserver, leave it down ``down_seconds``, start it again (ready)."""
-        self.kill_apiserver()
+    def restart_apiserver(self, down_seconds: float = 0.0, *, graceful: bool = False) -> None:
+        """Kill (or with ``graceful`` stop) kube-apiserver, leave it down ``down_seconds``,
+        start it again (ready)."""
+        self.kill_apiserver(graceful=graceful)
         time.sleep(down_seconds)
         self.start_apiserver()
+
+    def compact_etcd(self) -> int:
+        """Compact etcd at its current revision (physically) and return that revision:
+        every watch opened at an older resourceVersion, when the API server's watch cache
+        is off, ends with 410 Gone and its client must list again."""
+        revision = int(self._etcd("/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+        self._etcd("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
+
+    def _etcd(self, path: str, body: dict[str, object]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            f"{self.etcd_url}{path}", data=json.dumps(body).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+        return answer
 
     # -- credentials --------------------------------------------------------------------------
 
@@ -458,6 +486,7 @@ class ControlPlane:
                     "--controllers=*,-node-lifecycle-controller",
                     f"--service-account-private-key-file={d / 'sa.key'}",
                     f"--root-ca-file={self.ca_file}",
+                    *self._extra_controller_manager_args,
                 ],
             )
             waits.append((kcm, f"https://127.0.0.1:{ports.controller_manager}/healthz"))
