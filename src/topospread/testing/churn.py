@@ -131,6 +131,9 @@ class ChurnResult:
     orphans_after_drain: int
     """Pods found bound to a deleted Node after the drain's first sweep: bound to it after
     it was deleted (the scheduler's view lagged), each deleted and made again."""
+    last_bind_to_deleted_node: float = 0.0
+    """Seconds after the zone's Nodes were deleted that the watch last saw a pod bound to
+    one of them (the scheduler's view of the deletions lagging, plus the watch's own)."""
     timeline: list[tuple[float, str]] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     bound_twice: list[str] = field(default_factory=list)
@@ -156,6 +159,7 @@ class ChurnResult:
             "pods": self.pods,
             "bound_events": self.bound_events,
             "orphans_after_drain": self.orphans_after_drain,
+            "last_bind_to_deleted_node": round(self.last_bind_to_deleted_node, 2),
             "pending": len(self.pending),
             "bound_twice": len(self.bound_twice),
             "overcommitted": len(self.overcommitted),
@@ -355,6 +359,8 @@ class PodTracker:
         self.lock = threading.RLock()
         self.pods: dict[str, dict[str, Any]] = {}
         self.bound_uids: set[str] = set()
+        self.bound_at: dict[str, float] = {}
+        """uid -> when this watch first saw the pod bound (monotonic)."""
         self.reflector = Reflector(connection.transport, RESOURCES["Pod"], self)
 
     def on_add(self, resource: Resource, obj: dict[str, Any]) -> None:
@@ -372,8 +378,9 @@ class PodTracker:
             return
         with self.lock:
             self.pods[obj["metadata"]["name"]] = obj
-            if obj["spec"].get("nodeName"):
+            if obj["spec"].get("nodeName") and obj["metadata"]["uid"] not in self.bound_uids:
                 self.bound_uids.add(obj["metadata"]["uid"])
+                self.bound_at[obj["metadata"]["uid"]] = time.monotonic()
 
     @property
     def bound(self) -> int:
@@ -400,6 +407,8 @@ class _Run:
         self.scaled_down: set[str] = set()
         self.deleted_nodes: set[str] = set()
         self.late_orphans = 0
+        self.drained_at = 0.0
+        self.last_late_bind = 0.0
         self.swept: set[str] = set()
         self.replicas: list[SchedulerProcess] = []
         self.exited_cpu = 0.0
@@ -461,6 +470,7 @@ class _Run:
                     lambda n: self.retrying(lambda: self._delete(f"/api/v1/nodes/{n}")), doomed
                 )
             )
+        self.drained_at = time.monotonic()
         self.note(f"{len(doomed)} Nodes of {zone} deleted")
         self.note(f"{self.sweep()} pods bound there deleted")
 
@@ -473,11 +483,16 @@ class _Run:
             if p["spec"].get("nodeName") in self.deleted_nodes
             and p["metadata"]["uid"] not in self.swept
         ]
-        self.swept.update(
+        uids = [
             p["metadata"]["uid"]
             for p in self.tracker.live()
             if p["metadata"]["name"] in set(orphans)
-        )
+        ]
+        self.swept.update(uids)
+        with self.tracker.lock:
+            for uid in uids:
+                seen = self.tracker.bound_at.get(uid, 0.0)
+                self.last_late_bind = max(self.last_late_bind, seen - self.drained_at)
         with ThreadPoolExecutor(16) as pool:
             list(
                 pool.map(
@@ -647,6 +662,7 @@ class _Run:
             pods=len(pods),
             bound_events=self.tracker.bound,
             orphans_after_drain=self.late_orphans,
+            last_bind_to_deleted_node=self.last_late_bind,
             timeline=self.timeline,
         )
         result.bound_twice = [
