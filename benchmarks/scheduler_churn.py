@@ -127,8 +127,9 @@ def write(rows: list[dict[str, Any]], faults: bool, parallelism: int) -> None:
         "",
         "| nodes | first pods | scheduler | outcome | seconds (best) | median | runs "
         "| scheduler CPU s | Pending | bound twice | overcommitted Nodes "
-        "| DoNotSchedule broken | pods per zone | relists |",
-        "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| DoNotSchedule broken | pods per zone | relists "
+        "| bound to deleted Nodes after the drain (last, s after) |",
+        "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     for row in rows:
         zones = ", ".join(f"{z} {n}" for z, n in row["per_zone"].items())
@@ -138,7 +139,8 @@ def write(rows: list[dict[str, Any]], faults: bool, parallelism: int) -> None:
             f"| {', '.join(row['outcomes'])} | {row['seconds']:.1f} "
             f"| {row['median_seconds']:.1f} | {row['runs']} | {row['cpu_seconds']:.1f} "
             f"| {row['pending']} | {row['bound_twice']} | {row['overcommitted']} "
-            f"| {row['violations']} | {zones} | {relists} |"
+            f"| {row['violations']} | {zones} | {relists} "
+            f"| {row['orphans_after_drain']} ({row['last_bind_to_deleted_node']:.2f}) |"
         )
     lines += ["", end]
     block = "\n".join(lines)
