@@ -33,6 +33,7 @@ from typing import Any
 
 from topospread.client.config import connect
 from topospread.client.transport import Request
+from topospread.testing.churn import cpu_seconds
 from topospread.testing.controlplane import ControlPlane
 from topospread.testing.live import Kube
 from topospread.testing.scheduling import create_all, list_raw, spread_violations
@@ -139,13 +140,6 @@ class BoundCounter:
                     self.finished_at = time.monotonic()
                     self.done.set()
                     return
-
-
-def cpu_seconds(pid: int) -> float:
-    """user + system CPU of a process (and its reaped children) from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
 
 
 def run_one(

@@ -18,14 +18,9 @@ none bound twice, none left assumed.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,6 +31,7 @@ from topospread.client.transport import Request, Response
 from topospread.scheduler.api import RateLimitedTransport
 from topospread.scheduler.app import SchedulerApp
 from topospread.scheduler.informer import Backoff
+from topospread.testing.churn import start_scheduler, topospread_state
 from topospread.testing.controlplane import ControlPlane
 from topospread.testing.live import Kube, node, pod
 from topospread.testing.scheduling import create_all, list_pods, wait_for
@@ -250,23 +246,6 @@ def test_node_deleted_while_pods_are_in_flight(
     assert all(p["spec"]["nodeName"] != victim for p in later)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _state(port: int) -> str:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
-            text = answer.read().decode()
-    except urllib.error.HTTPError as error:
-        text = error.read().decode()
-    except OSError:
-        return "down"
-    return next(line.split(": ")[1] for line in text.splitlines() if line.startswith("state: "))
-
-
 def test_two_replicas_leader_killed_standby_takes_over(
     plane, kube, nodes, scheduler_name, unique_name
 ):
@@ -292,40 +271,18 @@ def test_two_replicas_leader_killed_standby_takes_over(
             }
         )
     )
-    ports = [_free_port(), _free_port()]
-    replicas = []
-    for port in ports:
-        with (plane.workdir / f"{lease}-{port}.log").open("wb") as log:
-            replicas.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "topospread.cli",
-                        "scheduler",
-                        "--config",
-                        str(config),
-                        "--port",
-                        str(port),
-                        "--bind-address",
-                        "127.0.0.1",
-                        "--log-format",
-                        "text",
-                    ],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                )
-            )
+    started = [start_scheduler("topospread", plane, config, index) for index in range(2)]
+    replicas = [replica.popen for replica in started]
+    ports = [replica.port for replica in started]
     admin = connect(plane.admin_kubeconfig)
     try:
         wait_for(
-            lambda: sorted(_state(p) for p in ports) == ["leader", "standby"],
+            lambda: sorted(topospread_state(p) for p in ports) == ["leader", "standby"],
             60,
             0.3,
             "one leader and one standby",
         )
-        leader = next(i for i, p in enumerate(ports) if _state(p) == "leader")
+        leader = next(i for i, p in enumerate(ports) if topospread_state(p) == "leader")
         standby = 1 - leader
         create_all(kube, make_pods(namespace, scheduler_name, 20))
         wait_for(all_bound(admin, namespace, 20), 30, 0.3, "the leader to bind")
@@ -341,7 +298,7 @@ def test_two_replicas_leader_killed_standby_takes_over(
         )
         takeover = time.monotonic() - killed
         assert takeover <= lease_duration + 5, f"took {takeover:.1f} s"
-        assert _state(ports[standby]) == "leader"
+        assert topospread_state(ports[standby]) == "leader"
         holder = json.loads(
             admin.transport.send(
                 Request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}")

@@ -53,7 +53,15 @@ from topospread.testing.controlplane import ControlPlane, _free_ports
 from topospread.testing.live import Kube, node, pod
 from topospread.testing.scheduling import create_all, list_raw, spread_violations
 
-__all__ = ["ChurnPlan", "ChurnResult", "run_churn"]
+__all__ = [
+    "ChurnPlan",
+    "ChurnResult",
+    "SchedulerProcess",
+    "cpu_seconds",
+    "run_churn",
+    "start_scheduler",
+    "topospread_state",
+]
 
 ZONE_KEY = "topology.kubernetes.io/zone"
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -287,7 +295,7 @@ class SchedulerProcess:
         if self.exit_status() is not None:
             return False
         if self.which == "topospread":
-            return _topospread_state(self.port) == "leader"
+            return topospread_state(self.port) == "leader"
         # kube-scheduler exits when it loses its Lease: one that acquired it and runs leads.
         with self.log.open("rb") as log:
             log.seek(self.log_offset)
@@ -332,7 +340,9 @@ def start_scheduler(which: str, plane: ControlPlane, config: Path, index: int) -
     return SchedulerProcess(which, popen, log, port, index, offset)
 
 
-def _topospread_state(port: int) -> str:
+def topospread_state(port: int) -> str:
+    """The state ``topospread scheduler`` shows on ``/readyz`` (``down`` when it does not
+    answer)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
             text = answer.read().decode()
