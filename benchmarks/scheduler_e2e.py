@@ -33,7 +33,7 @@ from typing import Any
 
 from topospread.client.config import connect
 from topospread.client.transport import Request
-from topospread.testing.churn import cpu_seconds
+from topospread.testing.churn import start_scheduler
 from topospread.testing.controlplane import ControlPlane
 from topospread.testing.live import Kube
 from topospread.testing.scheduling import create_all, list_raw, spread_violations
@@ -162,33 +162,13 @@ def run_one(
         watcher = threading.Thread(target=counter.run, daemon=True)
         watcher.start()
         time.sleep(1.0)  # the watch is open before the scheduler starts
-        log = (plane.workdir / f"{which}.log").open("wb")
-        if which == "kube-scheduler":
-            command = [
-                str(plane.binaries / "kube-scheduler"),
-                f"--config={config}",
-                "--secure-port=0",
-                "-v=1",
-            ]
-        else:
-            command = [
-                sys.executable,
-                "-m",
-                "topospread.cli",
-                "scheduler",
-                "--config",
-                str(config),
-                "--port",
-                "0",
-                "--log-format",
-                "text",
-            ]
         load = os.getloadavg()[0]
         started = time.monotonic()
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        replica = start_scheduler(which, plane, config, 0)
+        process = replica.popen
         try:
             finished = counter.done.wait(timeout)
-            cpu = cpu_seconds(process.pid)
+            cpu = replica.cpu_seconds()
         finally:
             process.terminate()
             try:
@@ -196,11 +176,10 @@ def run_one(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-            log.close()
             if keep_logs is not None:
                 keep_logs.mkdir(parents=True, exist_ok=True)
                 target = keep_logs / f"{which}-{nodes}x{pods}.log"
-                target.write_bytes((plane.workdir / f"{which}.log").read_bytes())
+                target.write_bytes(replica.log.read_bytes())
         if not finished:
             # Kept as a row (the other scheduler still runs): how far it got.
             print(
