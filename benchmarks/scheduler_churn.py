@@ -63,7 +63,10 @@ def main() -> None:
     schedulers = [options.only] if options.only else ["kube-scheduler", "topospread"]
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
-        nodes, pods = (int(x) for x in size.split("x"))
+        try:
+            nodes, pods = (int(x) for x in size.split("x"))
+        except ValueError:
+            parser.error(f"--sizes {size}: expected NODESxPODS, e.g. 1000x5000")
         try:
             plan = plan_for(nodes, pods, options.faults, options.timeout, options.parallelism)
         except ValueError as error:

@@ -244,7 +244,10 @@ def main() -> None:
     schedulers = [options.only] if options.only else ["kube-scheduler", "topospread"]
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
-        nodes, pods = (int(x) for x in size.split("x"))
+        try:
+            nodes, pods = (int(x) for x in size.split("x"))
+        except ValueError:
+            parser.error(f"--sizes {size}: expected NODESxPODS, e.g. 1000x5000")
         if pods > nodes * PODS_PER_NODE:
             parser.error(
                 f"{size}: {nodes} nodes hold at most {nodes * PODS_PER_NODE} of these pods "

@@ -380,6 +380,7 @@ class PodTracker:
         self.bound_uids: set[str] = set()
         self.bound_at: dict[str, float] = {}
         """uid -> when this watch first saw the pod bound (monotonic)."""
+        self.connection = connection
         self.reflector = Reflector(connection.transport, RESOURCES["Pod"], self)
 
     def on_add(self, resource: Resource, obj: dict[str, Any]) -> None:
@@ -765,6 +766,8 @@ class _Run:
                 replica.popen.kill()
                 replica.popen.wait()
         self.tracker.reflector.stop()
+        self.tracker.connection.close()
+        self.kube.connection.close()
 
 
 def _millicores(quantity: str) -> int:
