@@ -149,6 +149,8 @@ def run_one(
     timeout: float,
     keep_logs: Path | None = None,
     parallelism: int = 16,
+    extra_args: tuple[str, ...] = (),
+    label: str | None = None,
 ) -> dict[str, Any]:
     with ControlPlane(controller_manager=False) as plane:
         kube = Kube(connect(plane.admin_kubeconfig))
@@ -164,7 +166,7 @@ def run_one(
         time.sleep(1.0)  # the watch is open before the scheduler starts
         load = os.getloadavg()[0]
         started = time.monotonic()
-        replica = start_scheduler(which, plane, config, 0)
+        replica = start_scheduler(which, plane, config, 0, extra_args)
         process = replica.popen
         try:
             finished = counter.done.wait(timeout)
@@ -178,7 +180,8 @@ def run_one(
                 process.wait()
             if keep_logs is not None:
                 keep_logs.mkdir(parents=True, exist_ok=True)
-                target = keep_logs / f"{which}-{nodes}x{pods}.log"
+                name = (label or which).replace(" ", "-").replace(",", "")
+                target = keep_logs / f"{name}-{nodes}x{pods}.log"
                 target.write_bytes(replica.log.read_bytes())
         if not finished:
             # Kept as a row (the other scheduler still runs): how far it got.
@@ -188,7 +191,7 @@ def run_one(
                 flush=True,
             )
             return {
-                "scheduler": which,
+                "scheduler": label or which,
                 "nodes": nodes,
                 "pods": pods,
                 "seconds": timeout,
@@ -210,7 +213,7 @@ def run_one(
             zone = zone_of[item["spec"]["nodeName"]]
             per_zone[zone] = per_zone.get(zone, 0) + 1
         return {
-            "scheduler": which,
+            "scheduler": label or which,
             "nodes": nodes,
             "pods": pods,
             "seconds": seconds,
@@ -240,8 +243,24 @@ def main() -> None:
         help="the configuration's parallelism, for both schedulers (default 16, "
         "kube-scheduler's; topospread's cycles run on one thread either way)",
     )
+    parser.add_argument(
+        "--write-processes",
+        type=int,
+        nargs="+",
+        help="run topospread once with each of these --write-processes (default: once, "
+        "with its own default)",
+    )
     options = parser.parse_args()
-    schedulers = [options.only] if options.only else ["kube-scheduler", "topospread"]
+    schedulers: list[tuple[str, tuple[str, ...], str | None]] = []
+    if options.only != "topospread":
+        schedulers.append(("kube-scheduler", (), None))
+    if options.only != "kube-scheduler":
+        for count in options.write_processes or [None]:
+            if count is None:
+                schedulers.append(("topospread", (), None))
+            else:
+                label = f"topospread, {count} write process{'es' if count != 1 else ''}"
+                schedulers.append(("topospread", ("--write-processes", str(count)), label))
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
         try:
@@ -253,11 +272,18 @@ def main() -> None:
                 f"{size}: {nodes} nodes hold at most {nodes * PODS_PER_NODE} of these pods "
                 f"({PODS_PER_NODE} each: 4 CPU / 100m); every pod must fit for a run to end"
             )
-        for which in schedulers:
+        for which, extra_args, label in schedulers:
             runs = []
             for _ in range(options.repeat):
                 result = run_one(
-                    which, nodes, pods, options.timeout, options.keep_logs, options.parallelism
+                    which,
+                    nodes,
+                    pods,
+                    options.timeout,
+                    options.keep_logs,
+                    options.parallelism,
+                    extra_args,
+                    label,
                 )
                 print(
                     json.dumps({k: v for k, v in result.items() if k != "violations"}),

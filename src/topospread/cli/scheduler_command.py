@@ -9,13 +9,18 @@ the command runs, so ``--help`` stays fast. Exit status: 0 after a clean SIGTERM
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from topospread.cli.shared import EXIT_INPUT, exit_with_error
 from topospread.errors import InputError, TopospreadError
+
+if TYPE_CHECKING:
+    from topospread.scheduler.informer import StreamingTransport
 
 __all__ = ["scheduler_command"]
 
@@ -61,6 +66,14 @@ __all__ = ["scheduler_command"]
     help="Binds sent concurrently.",
 )
 @click.option(
+    "--write-processes",
+    default=None,
+    type=click.IntRange(0, 16),
+    help="Processes that send the binds, status patches, deletions and Events, so that "
+    "their HTTP work runs beside the scheduling loop instead of sharing its GIL; 0 sends "
+    "them from the scheduler process. Default: 1 on hosts with 4 or more cores, else 0.",
+)
+@click.option(
     "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
 )
 @click.option("-v", "--verbose", count=True, help="Debug logs (one line per bound pod).")
@@ -71,6 +84,7 @@ def scheduler_command(
     port: int,
     max_unschedulable: str,
     bind_workers: int,
+    write_processes: int | None,
     log_format: str,
     verbose: int,
 ) -> None:
@@ -80,7 +94,8 @@ def scheduler_command(
     then finishes in-flight binds and releases its Lease.
     """
     from topospread.client.config import connect
-    from topospread.scheduler.api import RateLimitedTransport, widen_connection_pool
+    from topospread.client.write_process import ConnectionSettings, WriteProcessTransport
+    from topospread.scheduler.api import RateLimitedTransport
     from topospread.scheduler.app import SchedulerApp, configure_logging
     from topospread.scheduler.options import load_options, parse_duration
 
@@ -100,13 +115,36 @@ def scheduler_command(
         exit_with_error(exc)
     configure_logging(log_format, verbose)
     # Binds, status patches, Events, the Lease and lists run concurrently.
-    widen_connection_pool(connection.transport, bind_workers + 16)
-    transport = RateLimitedTransport(connection.transport, client.qps, client.burst)
+    connection.transport.widen_pool(bind_workers + 16)
+    if write_processes is None:
+        write_processes = 1 if (os.cpu_count() or 1) >= 4 else 0
+    writes: StreamingTransport = connection.transport
+    write_process: WriteProcessTransport | None = None
+    if write_processes:
+        settings = ConnectionSettings(
+            str(path) if path else None, kubectl_rules=False, pool_size=bind_workers + 16
+        )
+        writes = write_process = WriteProcessTransport(
+            connection.transport, settings, processes=write_processes
+        )
+    transport = RateLimitedTransport(writes, client.qps, client.burst)
+    # Leader election has a client of its own, as in kube-scheduler (its own rate limit,
+    # and no queue behind the binds).
+    lease_transport = RateLimitedTransport(connection.transport, client.qps, client.burst)
     try:
         app = SchedulerApp(
-            transport, options, bind_address=bind_address, port=port, bind_workers=bind_workers
+            transport,
+            options,
+            bind_address=bind_address,
+            port=port,
+            bind_workers=bind_workers,
+            lease_transport=lease_transport,
         )
     except OSError as exc:
         click.echo(f"cannot serve on {bind_address}:{port}: {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    sys.exit(app.run_until_signalled())
+        status = EXIT_INPUT
+    else:
+        status = app.run_until_signalled()
+    if write_process is not None:
+        write_process.close()
+    sys.exit(status)

@@ -85,6 +85,20 @@ class KubeTransport:
         """The server's URL from the kubeconfig."""
         return str(self._api.configuration.host)
 
+    @property
+    def timeout(self) -> tuple[float, float]:
+        """The (connect, read) timeouts of each request."""
+        return self._timeout
+
+    def widen_pool(self, size: int) -> None:
+        """Keep up to ``size`` connections open (the official client sizes its urllib3 pool
+        5 × cores): concurrent writes would otherwise open a new TLS connection for most
+        requests. Call before the first request."""
+        pool = self._api.rest_client.pool_manager
+        pool.connection_pool_kw["maxsize"] = max(
+            int(pool.connection_pool_kw.get("maxsize") or 1), size
+        )
+
     def send(self, request: Request) -> Response:
         """Send one request; connection and TLS failures raise ClusterUnreachable."""
         import urllib3

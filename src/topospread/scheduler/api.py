@@ -34,7 +34,6 @@ __all__ = [
     "delete_pod",
     "patch_pod_status",
     "truncate_message",
-    "widen_connection_pool",
 ]
 
 log = logging.getLogger("topospread.scheduler.api")
@@ -95,18 +94,6 @@ class RateLimitedTransport:
     ) -> Iterator[bytes]:
         """Watches are not rate limited."""
         return self.inner.stream(request, read_timeout=read_timeout, on_open=on_open)
-
-
-def widen_connection_pool(transport: object, size: int) -> None:
-    """Let ``size`` connections per host stay open in a :class:`KubeTransport`'s urllib3
-    pool (the official client sizes it 5 × cores): concurrent binds, status patches and
-    Events would otherwise open a new TLS connection for most requests. Call before the
-    first request; a transport without such a pool is left alone."""
-    api = getattr(transport, "_api", None)
-    pool = getattr(getattr(api, "rest_client", None), "pool_manager", None)
-    settings = getattr(pool, "connection_pool_kw", None)
-    if isinstance(settings, dict):
-        settings["maxsize"] = max(int(settings.get("maxsize") or 1), size)
 
 
 def _pod_path(pod: Pod, sub: str = "") -> str:

@@ -100,6 +100,7 @@ class SchedulerApp:
         identity: str | None = None,
         bind_workers: int = 16,
         seed: int | None = None,
+        lease_transport: StreamingTransport | None = None,
     ) -> None:
         self.options = options
         self.metrics = SchedulerMetrics()
@@ -122,7 +123,7 @@ class SchedulerApp:
         self.elector: LeaderElector | None = None
         if le.leader_elect:
             self.elector = LeaderElector(
-                transport,
+                lease_transport or transport,
                 namespace=le.resource_namespace,
                 name=le.resource_name,
                 identity=self.identity,

@@ -36,7 +36,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -302,8 +302,15 @@ class SchedulerProcess:
             return b'"Successfully acquired lease"' in log.read()
 
 
-def start_scheduler(which: str, plane: ControlPlane, config: Path, index: int) -> SchedulerProcess:
-    """``topospread scheduler`` (health on a free port) or the pinned kube-scheduler."""
+def start_scheduler(
+    which: str,
+    plane: ControlPlane,
+    config: Path,
+    index: int,
+    extra_args: Sequence[str] = (),
+) -> SchedulerProcess:
+    """``topospread scheduler`` (health on a free port) or the pinned kube-scheduler,
+    with ``extra_args`` after the common ones."""
     (port,) = _free_ports(1)
     log = plane.workdir / f"{which}-{index}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -329,6 +336,7 @@ def start_scheduler(which: str, plane: ControlPlane, config: Path, index: int) -
             "--log-format",
             "text",
         ]
+    command += extra_args
     offset = log.stat().st_size if log.exists() else 0
     with log.open("ab") as handle:
         popen = subprocess.Popen(
@@ -357,13 +365,26 @@ def topospread_state(port: int) -> str:
 
 
 def cpu_seconds(pid: int) -> float:
-    """user + system CPU of a process (and its reaped children) from /proc."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
+    """user + system CPU of a process, its reaped children and its live descendants
+    (``topospread scheduler``'s write processes), from /proc."""
     ticks = os.sysconf("SC_CLK_TCK")
-    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+    total = 0.0
+    family = [pid]
+    while family:
+        member = family.pop()
+        fields = stats.get(member)
+        if fields is None:
+            continue
+        total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+        family += [child for child, its in stats.items() if int(its[1]) == member]
+    return total
 
 
 # -- what the cluster holds, as a watch sees it ---------------------------------------------------
