@@ -37,6 +37,7 @@ def scheduler_options(scheduler_name: str, **extra: Any):
 @pytest.fixture
 def run_scheduler() -> Iterator[RunScheduler]:
     apps: list[SchedulerApp] = []
+    transports: list[StreamingTransport] = []
 
     def start(
         kubeconfig: Path,
@@ -45,8 +46,10 @@ def run_scheduler() -> Iterator[RunScheduler]:
         transport: StreamingTransport | None = None,
         **extra: Any,
     ) -> SchedulerApp:
+        transport = transport or connect(kubeconfig).transport
+        transports.append(transport)
         app = SchedulerApp(
-            transport or connect(kubeconfig).transport,
+            transport,
             scheduler_options(scheduler_name, **extra),
             port=None,
             bind_address="127.0.0.1",
@@ -60,6 +63,12 @@ def run_scheduler() -> Iterator[RunScheduler]:
     yield start
     for app in apps:
         app.stop(drain_timeout=10)
+    # Closed here, not left to the garbage collector: an unclosed TLS socket warns in
+    # whichever later test collects it.
+    for used in transports:
+        close = getattr(used, "close", None)
+        if close is not None:
+            close()
 
 
 @pytest.fixture

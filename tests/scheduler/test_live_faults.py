@@ -8,8 +8,9 @@ watches as it would on a busy cluster's cache):
 - a watch expired (resourceVersion compacted away) forcing a relist;
 - pods bound by another client between the cycle and the bind (409);
 - a Node deleted between the cycle and the bind;
-- two replicas with leader election, the leader SIGKILLed: the standby takes over within
-  leaseDuration plus a few seconds, and on SIGTERM releases the Lease.
+- two replicas with leader election, each sending its writes from a write process, the
+  leader SIGKILLed: its write process exits, the standby takes over within leaseDuration
+  plus a few seconds and posts its Events, and on SIGTERM releases the Lease.
 
 The final check compares the API server's pods with the scheduler's cache: no pod lost,
 none bound twice, none left assumed.
@@ -26,12 +27,12 @@ from typing import Any
 
 import pytest
 
-from topospread.client.config import connect
+from topospread.client.config import Connection, connect
 from topospread.client.transport import Request, Response
 from topospread.scheduler.api import RateLimitedTransport
 from topospread.scheduler.app import SchedulerApp
 from topospread.scheduler.informer import Backoff
-from topospread.testing.churn import start_scheduler, topospread_state
+from topospread.testing.churn import child_pids, is_running, start_scheduler, topospread_state
 from topospread.testing.controlplane import ControlPlane
 from topospread.testing.live import Kube, node, pod
 from topospread.testing.scheduling import create_all, list_pods, wait_for
@@ -48,8 +49,19 @@ def plane(control_plane_binaries) -> Iterator[ControlPlane]:
 
 
 @pytest.fixture(scope="module")
-def kube(plane: ControlPlane) -> Kube:
-    return Kube(connect(plane.admin_kubeconfig))
+def kube(plane: ControlPlane) -> Iterator[Kube]:
+    connection = connect(plane.admin_kubeconfig)
+    yield Kube(connection)
+    connection.close()
+
+
+@pytest.fixture
+def admin(plane: ControlPlane) -> Iterator[Connection]:
+    """The test's own reads, on connections closed at its end (a socket left to the
+    garbage collector would warn in whichever later test collects it)."""
+    connection = connect(plane.admin_kubeconfig)
+    yield connection
+    connection.close()
 
 
 @pytest.fixture(scope="module")
@@ -134,15 +146,17 @@ class ScriptedTransport:
     def stream(self, request, *, read_timeout=None, on_open=None):
         return self.inner.stream(request, read_timeout=read_timeout, on_open=on_open)
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 def test_apiserver_killed_and_restarted_mid_run(
-    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name
 ):
     namespace = namespace_for(kube, unique_name("restart"))
     transport = RateLimitedTransport(connect(plane.admin_kubeconfig).transport, 25, 5)
     app = run_scheduler(plane.admin_kubeconfig, scheduler_name, transport=transport)
     create_all(kube, make_pods(namespace, scheduler_name, 150), workers=16)
-    admin = connect(plane.admin_kubeconfig)
     wait_for(lambda: app.scheduler.scheduled >= 20, 30, 0.05, "the first binds")
     plane.restart_apiserver(down_seconds=2.0)
     wait_for(all_bound(admin, namespace, 150), 120, 0.5, "every pod bound after the restart")
@@ -152,7 +166,7 @@ def test_apiserver_killed_and_restarted_mid_run(
 
 
 def test_watch_expiry_forces_a_relist(
-    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name
 ):
     namespace = namespace_for(kube, unique_name("expiry"))
     app = run_scheduler(plane.admin_kubeconfig, scheduler_name)
@@ -163,17 +177,15 @@ def test_watch_expiry_forces_a_relist(
     pods_reflector.cut_watch()
     create_all(kube, make_pods(namespace, scheduler_name, 40), workers=16)
     plane.compact_etcd()
-    admin = connect(plane.admin_kubeconfig)
     wait_for(all_bound(admin, namespace, 40), 60, 0.5, "the pods seen by the relist to be bound")
     assert pods_reflector.lists == lists + 1
     check_final(app, admin, namespace, 40)
 
 
 def test_pods_bound_by_another_client_while_in_flight(
-    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name
 ):
     namespace = namespace_for(kube, unique_name("race"))
-    admin = connect(plane.admin_kubeconfig)
     raced: dict[str, str] = {}
     lock = threading.Lock()
 
@@ -215,10 +227,9 @@ def test_pods_bound_by_another_client_while_in_flight(
 
 
 def test_node_deleted_while_pods_are_in_flight(
-    plane, kube, nodes, run_scheduler, scheduler_name, unique_name
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name
 ):
     namespace = namespace_for(kube, unique_name("gone"))
-    admin = connect(plane.admin_kubeconfig)
     victim = f"{unique_name('doomed')}"
     kube.create(node(victim, "fz0", cpu="64"))
     deleted = threading.Event()
@@ -247,7 +258,7 @@ def test_node_deleted_while_pods_are_in_flight(
 
 
 def test_two_replicas_leader_killed_standby_takes_over(
-    plane, kube, nodes, scheduler_name, unique_name
+    plane, kube, admin, nodes, scheduler_name, unique_name
 ):
     namespace = namespace_for(kube, unique_name("ha"))
     lease = unique_name("lease")
@@ -271,10 +282,12 @@ def test_two_replicas_leader_killed_standby_takes_over(
             }
         )
     )
-    started = [start_scheduler("topospread", plane, config, index) for index in range(2)]
+    started = [
+        start_scheduler("topospread", plane, config, index, ("--write-processes", "1"))
+        for index in range(2)
+    ]
     replicas = [replica.popen for replica in started]
     ports = [replica.port for replica in started]
-    admin = connect(plane.admin_kubeconfig)
     try:
         wait_for(
             lambda: sorted(topospread_state(p) for p in ports) == ["leader", "standby"],
@@ -286,6 +299,7 @@ def test_two_replicas_leader_killed_standby_takes_over(
         standby = 1 - leader
         create_all(kube, make_pods(namespace, scheduler_name, 20))
         wait_for(all_bound(admin, namespace, 20), 30, 0.3, "the leader to bind")
+        (leader_writer,) = child_pids(replicas[leader].pid)
         replicas[leader].send_signal(signal.SIGKILL)
         replicas[leader].wait()
         killed = time.monotonic()
@@ -299,6 +313,7 @@ def test_two_replicas_leader_killed_standby_takes_over(
         takeover = time.monotonic() - killed
         assert takeover <= lease_duration + 5, f"took {takeover:.1f} s"
         assert topospread_state(ports[standby]) == "leader"
+        assert not is_running(leader_writer), "the killed leader's write process lives on"
         holder = json.loads(
             admin.transport.send(
                 Request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}")
@@ -308,6 +323,13 @@ def test_two_replicas_leader_killed_standby_takes_over(
         # SIGTERM: in-flight binds finish, the Lease is released, exit status 0.
         replicas[standby].send_signal(signal.SIGTERM)
         assert replicas[standby].wait(30) == 0
+        events = json.loads(
+            admin.transport.send(
+                Request("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")
+            ).data
+        )["items"]
+        scheduled = {e["regarding"]["name"] for e in events if e["reason"] == "Scheduled"}
+        assert {f"p{i}" for i in range(20, 40)} <= scheduled
         released = json.loads(
             admin.transport.send(
                 Request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}")

@@ -71,7 +71,8 @@ __all__ = ["scheduler_command"]
     type=click.IntRange(0, 16),
     help="Processes that send the binds, status patches, deletions and Events, so that "
     "their HTTP work runs beside the scheduling loop instead of sharing its GIL; 0 sends "
-    "them from the scheduler process. Default: 1 on hosts with 4 or more cores, else 0.",
+    "them from the scheduler process. Default: 1 where the process may use 2 or more "
+    "cores, else 0.",
 )
 @click.option(
     "--log-format", type=click.Choice(["json", "text"]), default="json", show_default=True
@@ -117,7 +118,9 @@ def scheduler_command(
     # Binds, status patches, Events, the Lease and lists run concurrently.
     connection.transport.widen_pool(bind_workers + 16)
     if write_processes is None:
-        write_processes = 1 if (os.cpu_count() or 1) >= 4 else 0
+        # Measured on 2 cores shared with the API server and etcd: faster end to end with
+        # one write process than with none (BENCHMARKS.md); on one core it only adds a copy.
+        write_processes = 1 if len(os.sched_getaffinity(0)) >= 2 else 0
     writes: StreamingTransport = connection.transport
     write_process: WriteProcessTransport | None = None
     if write_processes:

@@ -80,6 +80,12 @@ class RateLimitedTransport:
         if wait > 0:
             time.sleep(wait)
 
+    def close(self) -> None:
+        """Close the inner transport (when it can be closed)."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
     def send(self, request: Request) -> Response:
         """Wait for a token, then send."""
         self._take()

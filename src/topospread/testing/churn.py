@@ -364,10 +364,8 @@ def topospread_state(port: int) -> str:
     return "unknown"
 
 
-def cpu_seconds(pid: int) -> float:
-    """user + system CPU of a process, its reaped children and its live descendants
-    (``topospread scheduler``'s write processes), from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
+def _process_stats() -> dict[int, list[str]]:
+    """The fields after the command name of every process's ``/proc/PID/stat``."""
     stats: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -375,6 +373,32 @@ def cpu_seconds(pid: int) -> float:
                 stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
+    return stats
+
+
+def child_pids(pid: int) -> list[int]:
+    """The live (not zombie) children of process ``pid``."""
+    return [
+        child
+        for child, fields in _process_stats().items()
+        if int(fields[1]) == pid and fields[0] != "Z"
+    ]
+
+
+def is_running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU of a process, its reaped children and its live descendants
+    (``topospread scheduler``'s write processes), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats = _process_stats()
     total = 0.0
     family = [pid]
     while family:
