@@ -9,7 +9,7 @@ import click
 from click.testing import CliRunner
 
 from topospread.cli.commands import cli
-from topospread.cli.lazy import SUMMARIES, lazy_cli
+from topospread.cli.lazy import MODULES, SUMMARIES, lazy_cli
 
 
 def test_the_summaries_are_the_commands_help() -> None:
@@ -54,3 +54,28 @@ def test_a_command_runs_through_the_lazy_group() -> None:
     result = CliRunner().invoke(lazy_cli, ["examples"])
     assert result.exit_code == 0
     assert "one-constraint" in result.output
+
+
+def test_each_command_is_looked_up_in_its_own_module() -> None:
+    ctx = click.Context(lazy_cli)
+    real_ctx = click.Context(cli)
+    assert set(MODULES) == set(SUMMARIES)
+    for name in MODULES:
+        assert lazy_cli.get_command(ctx, name) is cli.get_command(real_ctx, name)
+
+
+def test_the_scheduler_starts_without_the_renderers_and_the_simulator() -> None:
+    code = (
+        "import sys\n"
+        "from topospread.cli import main\n"
+        "sys.argv = ['topospread', 'scheduler', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('topospread.cli.commands', 'topospread.engine.sim',\n"
+        "         'topospread.cli.render_html') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import IO, Any, Final
@@ -94,15 +94,22 @@ def _read_frames(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
 
 
 class _Waiter:
-    __slots__ = ("done", "result")
+    """One write's answer; a lock held until it comes (cheaper to release than an Event
+    to set: this runs once per bind and per Event)."""
+
+    __slots__ = ("arrived", "result")
 
     def __init__(self) -> None:
-        self.done = threading.Event()
+        self.arrived = threading.Lock()
+        self.arrived.acquire()
         self.result: Response | ClusterError | None = None
 
     def settle(self, result: Response | ClusterError) -> None:
         self.result = result
-        self.done.set()
+        self.arrived.release()
+
+    def wait(self, timeout: float) -> bool:
+        return self.arrived.acquire(timeout=timeout)
 
 
 class _Child:
@@ -202,13 +209,15 @@ class WriteProcessTransport:
             child.pending[request_id] = waiter
             self.writes += 1
         try:
-            _write_frame(child.writer, child.lock, (request_id, request))
+            # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
+            fields = (request.method, request.path, request.query, request.body)
+            _write_frame(child.writer, child.lock, (request_id, (*fields, request.content_type)))
         except (OSError, ValueError):
             child.pending.pop(request_id, None)
             raise ClusterUnreachable(
                 f"cannot connect to {self.server}: the write process exited"
             ) from None
-        if not waiter.done.wait(self.answer_timeout):
+        if not waiter.wait(self.answer_timeout):
             child.pending.pop(request_id, None)
             raise ClusterUnreachable(f"cannot connect to {self.server}: timed out")
         result = waiter.result
@@ -228,10 +237,11 @@ class WriteProcessTransport:
         return self.local.stream(request, read_timeout=read_timeout, on_open=on_open)
 
     def _read_answers(self, child: _Child) -> None:
-        for request_id, result in _read_frames(child.reader):
+        for request_id, answer in _read_frames(child.reader):
             waiter = child.pending.pop(request_id, None)
             if waiter is not None:
-                waiter.settle(result)
+                # (status, body, headers), or the ClusterError the child's send raised.
+                waiter.settle(answer if isinstance(answer, ClusterError) else Response(*answer))
         child.reader.close()
         status = child.process.wait()
         with self._state:
@@ -256,8 +266,8 @@ class WriteProcessTransport:
         with self._state:
             if self._closed:
                 return
-            self.restarts += 1
             self._children[child.index] = self._start(child.index)
+            self.restarts += 1
 
     def close(self, timeout: float = 10.0) -> None:
         """Let the children finish the writes in flight and exit; close the local transport."""
@@ -286,9 +296,10 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
         # writes still in the pipe are its stale decisions, so they are not sent.
         if os.getppid() != parent:
             return
-        result: Response | ClusterError
+        result: tuple[int, bytes, Mapping[str, str]] | ClusterError
         try:
-            result = transport.send(request)
+            response = transport.send(request)
+            result = (response.status, response.data, response.headers)
         except ClusterError as error:
             result = error
         except Exception as error:  # every failure must reach the caller
@@ -298,8 +309,8 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
             _write_frame(answers, lock, (request_id, result))
 
     with ThreadPoolExecutor(settings.pool_size, thread_name_prefix="write") as executor:
-        for request_id, request in _read_frames(requests):
-            executor.submit(answer, request_id, request)
+        for request_id, fields in _read_frames(requests):
+            executor.submit(answer, request_id, Request(*fields))
 
 
 def main(argv: list[str]) -> int:
