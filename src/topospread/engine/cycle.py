@@ -502,39 +502,34 @@ def _score_batch(
             result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
     tied = np.flatnonzero(totals == totals.max()).tolist()
     result.tied_nodes = tuple([names[i] for i in tied])
-    result.selected_node = (
-        names[tied[0]] if len(tied) == 1 else names[upstream_pick(totals.tolist())]
-    )
+    result.selected_node = names[tied[0]] if len(tied) == 1 else names[upstream_pick(totals)]
     return result
 
 
-def upstream_pick(totals: Sequence[int]) -> int:
+def upstream_pick(totals: Sequence[int] | IntArray) -> int:
     """The index kube-scheduler v1.37.1 selects among nodes scored in feasible order:
     ``framework.NewSortedScoredNodes(list).Pop()`` — container/heap's ``Init`` then ``Pop``
     with ``Less`` = the higher TotalScore (the ``Randomizer`` that would break ties is set
     only when extenders score, so it is 0 here). ``Pop`` returns the root ``Init`` left,
     which among equal scores is the heap's choice, not always the first in order:
-    totals 1 1 2 2 2 0 pick index 3."""
-    order = list(range(len(totals)))
+    totals 1 1 2 2 2 0 pick index 3.
 
-    def less(a: int, b: int) -> bool:
-        return totals[order[a]] > totals[order[b]]
-
-    size = len(order)
-    for start in range(size // 2 - 1, -1, -1):
-        i = start
-        while True:
-            left = 2 * i + 1
-            if left >= size:
-                break
-            child = left
-            if left + 1 < size and less(left + 1, left):
-                child = left + 1
-            if not less(child, i):
-                break
-            order[i], order[child] = order[child], order[i]
-            i = child
-    return order[0]
+    ``Init`` sifts down positions n/2-1 .. 0; what position ``i`` holds after its own
+    sift-down is not touched again until its parent's, so the root holds ``i`` itself if
+    it has the best total M (a child must be strictly higher to swap), else the holding
+    of its left subtree if that subtree has an M (ties go left), else the right's: the
+    first node with total M in *preorder* (node, left subtree, right subtree). With heap
+    positions ``p = i + 1`` written in binary, the bits after the leading 1 are the path
+    from the root (0 left, 1 right), so preorder is the order of those paths padded with
+    zeros to one length, an ancestor before its descendants. No heap is built: that took
+    a sixth of a cycle over 5,000 nodes in Python.
+    """
+    values = np.asarray(totals)
+    positions = np.flatnonzero(values == values.max()) + 1
+    lengths = np.frexp(positions.astype(np.float64))[1]
+    padded = positions << (lengths.max() - lengths)
+    first = np.lexsort((lengths, padded))[0]
+    return int(positions[first]) - 1
 
 
 def _record_rejections(
