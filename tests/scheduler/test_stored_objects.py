@@ -1,6 +1,7 @@
 """Objects read from a server are decoded as stored, on every live path: the scheduler's
-informers (``decode_one``) and ``explain pod/NAME`` (``pod_to_schedule``) use one function,
-``decode_stored``, and neither validates again what the server already admitted."""
+informers (``decode_one``, the decoder alone on one object) and ``explain pod/NAME``
+(``pod_to_schedule``, through ``decode_stored``) read them alike, and neither validates
+again what the server already admitted."""
 
 from __future__ import annotations
 
