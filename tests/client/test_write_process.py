@@ -157,3 +157,19 @@ def test_closing_lets_every_child_exit(admin_kubeconfig):
     transport.close()
 
     assert [child.poll() for child in children] == [0, 0]
+
+
+def test_a_child_that_cannot_connect_says_why_in_one_line(admin_kubeconfig, tmp_path, capfd):
+    missing = tmp_path / "gone.kubeconfig"
+    transport = WriteProcessTransport(
+        connect(admin_kubeconfig).transport, ConnectionSettings(str(missing))
+    )
+    try:
+        with pytest.raises(ClusterUnreachable, match="the write process exited with status 1"):
+            post(transport, "never")
+    finally:
+        transport.close()
+
+    errors = capfd.readouterr().err
+    assert f"topospread write process: {missing}: kubeconfig file not found" in errors
+    assert "Traceback" not in errors

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from typing import IO, Any, Final
 
 from topospread.client.transport import KubeTransport, Request, Response
-from topospread.errors import ClusterError, ClusterUnreachable
+from topospread.errors import ClusterError, ClusterUnreachable, TopospreadError
 
 __all__ = ["ConnectionSettings", "WriteProcessTransport"]
 
@@ -319,7 +319,13 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     settings = ConnectionSettings(**json.loads(argv[0]))
     with open(int(argv[1]), "rb") as requests, open(int(argv[2]), "wb") as answers:
-        _serve(settings, requests, answers)
+        try:
+            _serve(settings, requests, answers)
+        except TopospreadError as error:
+            # The kubeconfig changed under a running scheduler, say: one line, and the
+            # parent fails the writes and starts a child again.
+            print(f"topospread write process: {error}", file=sys.stderr)
+            return 1
     return 0
 
 
