@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -32,22 +33,28 @@ def test_help_lists_the_same_commands_as_the_real_group() -> None:
     assert lazy.output == real.output
 
 
-def test_help_and_version_import_neither_numpy_nor_the_commands() -> None:
+def imported_after(runs: list[list[str]], modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported after running the console
+    script with each argument list of ``runs``."""
     code = (
         "import sys\n"
         "from topospread.cli import main\n"
-        "for args in (['--help'], ['--version']):\n"
+        f"for args in {runs!r}:\n"
         "    sys.argv = ['topospread', *args]\n"
         "    try:\n"
         "        main()\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = [m for m in ('numpy', 'topospread.cli.commands', 'topospread.engine.sim',\n"
-        "         'topospread.cli.render_html', 'yaml') if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
+        f"print([m for m in {modules!r} if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "HEAVY []" in out.stdout
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+
+def test_help_and_version_import_neither_numpy_nor_the_commands() -> None:
+    heavy = ("numpy", "topospread.cli.commands", "topospread.engine.sim")
+    heavy += ("topospread.cli.render_html", "yaml")
+    assert imported_after([["--help"], ["--version"]], heavy) == []
 
 
 def test_a_command_runs_through_the_lazy_group() -> None:
@@ -65,17 +72,5 @@ def test_each_command_is_looked_up_in_its_own_module() -> None:
 
 
 def test_the_scheduler_starts_without_the_renderers_and_the_simulator() -> None:
-    code = (
-        "import sys\n"
-        "from topospread.cli import main\n"
-        "sys.argv = ['topospread', 'scheduler', '--help']\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = [m for m in ('topospread.cli.commands', 'topospread.engine.sim',\n"
-        "         'topospread.cli.render_html') if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "HEAVY []" in out.stdout
+    heavy = ("topospread.cli.commands", "topospread.engine.sim", "topospread.cli.render_html")
+    assert imported_after([["scheduler", "--help"]], heavy) == []
