@@ -425,6 +425,8 @@ class PodTracker:
         self.bound_uids: set[str] = set()
         self.bound_at: dict[str, float] = {}
         """uid -> when this watch first saw the pod bound (monotonic)."""
+        self.node_of: dict[str, str] = {}
+        """uid -> the Node this watch saw the pod bound to (kept after the pod is gone)."""
         self.connection = connection
         self.reflector = Reflector(connection.transport, RESOURCES["Pod"], self)
 
@@ -446,6 +448,7 @@ class PodTracker:
             if obj["spec"].get("nodeName") and obj["metadata"]["uid"] not in self.bound_uids:
                 self.bound_uids.add(obj["metadata"]["uid"])
                 self.bound_at[obj["metadata"]["uid"]] = time.monotonic()
+                self.node_of[obj["metadata"]["uid"]] = obj["spec"]["nodeName"]
 
     @property
     def bound(self) -> int:
@@ -540,36 +543,39 @@ class _Run:
         self.note(f"{self.sweep()} pods bound there deleted")
 
     def sweep(self) -> int:
-        """Delete the pods bound to deleted Nodes (PodGC's work, at once); how many were
-        new (each pod counted once, however long the watch takes to show it gone)."""
-        orphans = [
-            p["metadata"]["name"]
-            for p in self.tracker.live()
-            if p["spec"].get("nodeName") in self.deleted_nodes
-            and p["metadata"]["uid"] not in self.swept
-        ]
-        uids = [
-            p["metadata"]["uid"]
-            for p in self.tracker.live()
-            if p["metadata"]["name"] in set(orphans)
-        ]
-        self.swept.update(uids)
+        """Delete the pods bound to deleted Nodes (PodGC's work, at once), one
+        ``deletecollection`` per Node (a request per pod managed about 31 deletions/s on a
+        loaded API server); how many pods the watch has seen bound there since the last
+        sweep (each counted once, even one deleted before the watch showed it bound)."""
         with self.tracker.lock:
-            for uid in uids:
+            fresh = [
+                uid
+                for uid, where in self.tracker.node_of.items()
+                if where in self.deleted_nodes and uid not in self.swept
+            ]
+            for uid in fresh:
                 seen = self.tracker.bound_at.get(uid, 0.0)
                 self.last_late_bind = max(self.last_late_bind, seen - self.drained_at)
+            occupied = {
+                p["spec"]["nodeName"]
+                for p in self.tracker.live()
+                if p["spec"].get("nodeName") in self.deleted_nodes
+            }
+        self.swept.update(fresh)
         with ThreadPoolExecutor(16) as pool:
             list(
                 pool.map(
                     lambda n: self.retrying(
                         lambda: self._delete(
-                            f"/api/v1/namespaces/{NAMESPACE}/pods/{n}", grace_zero=True
+                            f"/api/v1/namespaces/{NAMESPACE}/pods",
+                            grace_zero=True,
+                            field_selector=f"spec.nodeName={n}",
                         )
                     ),
-                    orphans,
+                    sorted(occupied),
                 )
             )
-        return len(orphans)
+        return len(fresh)
 
     def restart_apiserver(self) -> None:
         self.plane.restart_apiserver(down_seconds=2.0)
@@ -614,8 +620,12 @@ class _Run:
                 self.restarts += 1
                 self.note(f"replica {replica.index} started again")
 
-    def _delete(self, path: str, *, grace_zero: bool = False) -> None:
-        query = (("gracePeriodSeconds", "0"),) if grace_zero else ()
+    def _delete(
+        self, path: str, *, grace_zero: bool = False, field_selector: str | None = None
+    ) -> None:
+        query: tuple[tuple[str, str], ...] = (("gracePeriodSeconds", "0"),) if grace_zero else ()
+        if field_selector is not None:
+            query += (("fieldSelector", field_selector),)
         response = self.kube.connection.transport.send(Request("DELETE", path, query))
         if response.status not in (200, 202, 404):
             raise RuntimeError(f"DELETE {path}: {response.status}")
