@@ -120,7 +120,7 @@ def scheduler_command(
     if write_processes is None:
         # Measured on 2 cores shared with the API server and etcd: faster end to end with
         # one write process than with none (BENCHMARKS.md); on one core it only adds a copy.
-        write_processes = 1 if len(os.sched_getaffinity(0)) >= 2 else 0
+        write_processes = 1 if _usable_cores() >= 2 else 0
     writes: StreamingTransport = connection.transport
     write_process: WriteProcessTransport | None = None
     if write_processes:
@@ -151,3 +151,9 @@ def scheduler_command(
     if write_process is not None:
         write_process.close()
     sys.exit(status)
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity on Linux; elsewhere, the host's)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
