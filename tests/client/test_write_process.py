@@ -88,7 +88,7 @@ def test_writes_from_many_threads_each_get_their_own_answer(writes, unique_name)
 
 
 def test_a_child_that_dies_fails_its_writes_and_is_started_again(writes, unique_name):
-    (child,) = writes.pids
+    (child,) = [process.pid for process in writes.children]
     os.kill(child, signal.SIGSTOP)
     failures: list[Exception] = []
 
@@ -108,7 +108,7 @@ def test_a_child_that_dies_fails_its_writes_and_is_started_again(writes, unique_
         f"cannot connect to {writes.server}: the write process exited with status -9"
     ]
     wait_for(lambda: writes.restarts == 1, 10, what="the child to be started again")
-    assert writes.pids != [child]
+    assert [process.pid for process in writes.children] != [child]
     assert post(writes, unique_name("after")) == 201
 
 

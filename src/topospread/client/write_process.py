@@ -179,11 +179,6 @@ class WriteProcessTransport:
         return [child.process for child in self._children]
 
     @property
-    def pids(self) -> list[int]:
-        """The children's process ids."""
-        return [child.process.pid for child in self._children]
-
-    @property
     def in_flight(self) -> int:
         """Writes sent to a child and not answered yet."""
         with self._state:
