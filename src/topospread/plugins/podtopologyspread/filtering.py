@@ -118,7 +118,35 @@ class CriticalPaths:
         return f"CriticalPaths(({self.value0!r}, {self.num0}), ({self.value1!r}, {self.num1}))"
 
 
-@dataclass(slots=True)
+class _BulkCounts:
+    """One constraint's counts as PreFilter's bulk path leaves them: per domain code of a
+    node table, over the eligible rows. The map by domain value is built only when asked
+    for (explanations, preemption's clones, the per-node Filter); Filter in bulk reads
+    ``per_code`` directly, and a cycle over thousands of domains then builds no map."""
+
+    __slots__ = ("domain_count", "domains", "eligible_codes", "per_code")
+
+    def __init__(self, domains: DomainColumn, eligible_codes: IntArray, per_code: IntArray) -> None:
+        self.domains = domains
+        self.eligible_codes = eligible_codes
+        """The domain code of each eligible node, in node order."""
+        self.per_code = per_code
+        """Matching pods per code, one extra 0 last for code -1; 0 for absent domains."""
+        present = np.zeros(len(per_code), np.bool_)
+        present[eligible_codes] = True
+        self.domain_count = int(np.count_nonzero(present))
+
+    def as_map(self) -> dict[str, int]:
+        # Domains enter the map in order of their first eligible node, as the per-node
+        # loop would enter them.
+        present, first_row = np.unique(self.eligible_codes, return_index=True)
+        in_order = present[np.argsort(first_row, kind="stable")].tolist()
+        values = self.domains.values
+        return dict(
+            zip([values[c] for c in in_order], self.per_code[in_order].tolist(), strict=True)
+        )
+
+
 class PreFilterState:
     """Counts of matching pods per eligible domain, per hard constraint.
 
@@ -128,22 +156,50 @@ class PreFilterState:
     change them.
     """
 
-    constraints: tuple[Constraint, ...]
-    """Hard constraints, in the pod's order."""
-    tp_value_to_match_num: list[dict[str, int]]
-    """Per constraint: domain value -> matching pods; every eligible domain has an entry."""
-    critical_paths: list[CriticalPaths]
-    """Per constraint: the two least-loaded domains."""
-    by_code: list[tuple[DomainColumn, IntArray] | None] | None = None
-    """Per constraint, when PreFilter counted in bulk: ``tp_value_to_match_num`` indexed
-    by the codes of a node table's domain column (see :func:`domain_counts_by_code`).
-    Dropped by AddPod/RemovePod, which change only the maps."""
+    __slots__ = ("_bulk", "_maps", "by_code", "constraints", "critical_paths")
+
+    def __init__(
+        self,
+        constraints: tuple[Constraint, ...],
+        tp_value_to_match_num: list[dict[str, int]] | None,
+        critical_paths: list[CriticalPaths],
+        by_code: list[tuple[DomainColumn, IntArray] | None] | None = None,
+        bulk: list[_BulkCounts] | None = None,
+    ) -> None:
+        self.constraints = constraints
+        """Hard constraints, in the pod's order."""
+        self._maps = tp_value_to_match_num
+        self._bulk = bulk
+        self.critical_paths = critical_paths
+        """Per constraint: the two least-loaded domains."""
+        self.by_code = by_code
+        """Per constraint, when PreFilter counted in bulk: ``tp_value_to_match_num``
+        indexed by the codes of a node table's domain column (see
+        :func:`domain_counts_by_code`). Dropped by AddPod/RemovePod, which change only
+        the maps."""
+
+    @property
+    def tp_value_to_match_num(self) -> list[dict[str, int]]:
+        """Per constraint: domain value -> matching pods; every eligible domain has an
+        entry."""
+        if self._maps is None:
+            assert self._bulk is not None
+            self._maps = [counts.as_map() for counts in self._bulk]
+            self._bulk = None
+        return self._maps
+
+    def domain_count(self, index: int) -> int:
+        """How many domains are eligible for constraint ``index``."""
+        if self._maps is None:
+            assert self._bulk is not None
+            return self._bulk[index].domain_count
+        return len(self._maps[index])
 
     def min_match_num(self, index: int) -> int:
         """The global minimum for constraint ``index``, with minDomains applied."""
         constraint = self.constraints[index]
         # Fewer eligible domains than minDomains: the global minimum is treated as 0.
-        if len(self.tp_value_to_match_num[index]) < constraint.min_domains:
+        if self.domain_count(index) < constraint.min_domains:
             return 0
         return self.critical_paths[index].min_match_num
 
@@ -155,6 +211,28 @@ class PreFilterState:
             [p.copy() for p in self.critical_paths],
             self.by_code,
         )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PreFilterState):
+            return NotImplemented
+        return (
+            self.constraints == other.constraints
+            and self.tp_value_to_match_num == other.tp_value_to_match_num
+            and self.critical_paths == other.critical_paths
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"PreFilterState({self.constraints!r}, {self.tp_value_to_match_num!r}, "
+            f"{self.critical_paths!r})"
+        )
+
+
+_FEW_DOMAINS = 64
+"""Up to this many domains over all hard constraints, PreFilter copies the maintained
+per-domain totals; above it, it counts with arrays over the node table."""
 
 
 def compute_pre_filter_state(
@@ -182,13 +260,15 @@ def compute_pre_filter_state(
             # A node missing any constraint's key is left out of every constraint's
             # counts: the totals are taken over nodes carrying all the keys.
             keys = frozenset(c.topology_key for c in constraints)
-            return _with_critical_paths(
-                constraints,
-                [
-                    dict(snapshot.domain_totals(counter, c.topology_key, keys).totals)
-                    for c, counter in zip(constraints, counters, strict=True)
-                ],
-            )
+            totals = [
+                snapshot.domain_totals(counter, c.topology_key, keys).totals
+                for c, counter in zip(constraints, counters, strict=True)
+            ]
+            if sum(map(len, totals)) <= _FEW_DOMAINS:
+                return _with_critical_paths(constraints, [dict(t) for t in totals])
+            # Many domains (hostname): the maps would cost O(domains) of Python per
+            # cycle, twice (critical paths, Filter's arrays); the bulk path's array
+            # operations over the nodes give the same state and build no map.
         return _compute_in_bulk(
             pod,
             constraints,
@@ -247,40 +327,43 @@ def _compute_in_bulk(
         node_inclusion_policy=node_inclusion_policy,
         comparison_operators=comparison_operators,
     )
-    counts: list[dict[str, int]] = []
+    bulk: list[_BulkCounts] = []
     paths: list[CriticalPaths] = []
     by_code: list[tuple[DomainColumn, IntArray] | None] = []
     for constraint, counter, eligible in zip(constraints, counters, eligible_columns, strict=True):
         domains = table.domains(constraint.topology_key)
         rows = np.flatnonzero(eligible)
         codes = domains.codes[rows]
-        per_code = np.zeros(len(domains.values) + 1, np.int64)
-        np.add.at(per_code, codes, snapshot.counter_column(counter)[rows])
-        present, first_row = np.unique(codes, return_index=True)
-        in_order = present[np.argsort(first_row, kind="stable")]
-        numbers = per_code[in_order]
-        names = [domains.values[code] for code in in_order.tolist()]
-        counts.append(dict(zip(names, numbers.tolist(), strict=True)))
-        paths.append(_critical_paths_of(names, numbers))
-        present_counts = np.zeros(len(domains.values) + 1, np.int64)
-        present_counts[in_order] = numbers
-        by_code.append((domains, present_counts))
-    return PreFilterState(constraints, counts, paths, by_code)
+        matching = snapshot.counter_column(counter)[rows]
+        # Counts are whole numbers far below 2**53: bincount's float sums are exact.
+        per_code = np.bincount(codes, weights=matching, minlength=len(domains.values) + 1)
+        per_code = per_code.astype(np.int64)
+        bulk.append(_BulkCounts(domains, codes, per_code))
+        paths.append(_critical_paths_of(domains.values, codes, per_code))
+        by_code.append((domains, per_code))
+    return PreFilterState(constraints, None, paths, by_code, bulk)
 
 
-def _critical_paths_of(values: Sequence[str], numbers: IntArray) -> CriticalPaths:
-    # What CriticalPaths.update leaves after the domains in this order (see above);
-    # argmin returns the first of equal minima.
+def _critical_paths_of(
+    values: Sequence[str], eligible_codes: IntArray, per_code: IntArray
+) -> CriticalPaths:
+    # What CriticalPaths.update leaves after visiting the domains in order of their first
+    # eligible node: slot 0 the first domain with the least count, slot 1 the first with
+    # the least count among the others. The first eligible node whose domain holds the
+    # least count belongs to the first such domain, so no ordering of domains is needed.
     paths = CriticalPaths()
-    if not len(numbers):
+    if not len(eligible_codes):
         return paths
-    first = int(np.argmin(numbers))
-    paths.value0, paths.num0 = values[first], int(numbers[first])
-    if len(numbers) > 1:
-        rest = numbers.copy()
-        rest[first] = np.iinfo(np.int64).max
+    at_node = per_code[eligible_codes]
+    first = int(np.argmin(at_node))
+    code0 = int(eligible_codes[first])
+    paths.value0, paths.num0 = values[code0], int(at_node[first])
+    others = eligible_codes != code0
+    if others.any():
+        rest = np.where(others, at_node, np.iinfo(np.int64).max)
         second = int(np.argmin(rest))
-        paths.value1, paths.num1 = values[second], int(numbers[second])
+        code1 = int(eligible_codes[second])
+        paths.value1, paths.num1 = values[code1], int(at_node[second])
     return paths
 
 
@@ -361,7 +444,7 @@ def check_constraint(s: PreFilterState, index: int, pod: Pod, node: Node) -> Ske
     constraint = s.constraints[index]
     value = node.labels.get(constraint.topology_key)
     if value is None:
-        return SkewCheck(index, None, 0, 0, 0, len(s.tp_value_to_match_num[index]))
+        return SkewCheck(index, None, 0, 0, 0, s.domain_count(index))
     return SkewCheck(
         constraint_index=index,
         topology_value=value,
@@ -369,7 +452,7 @@ def check_constraint(s: PreFilterState, index: int, pod: Pod, node: Node) -> Ske
         match_num=s.tp_value_to_match_num[index].get(value, 0),
         self_match=1 if constraint.selector.matches(pod.labels) else 0,
         min_match_num=s.min_match_num(index),
-        domains=len(s.tp_value_to_match_num[index]),
+        domains=s.domain_count(index),
     )
 
 

@@ -114,6 +114,14 @@ class PodTopologySpread:
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints
         )
         """Constraints applied to pods that have none of their own."""
+        self._last_parsed: dict[
+            str,
+            tuple[
+                Sequence[TopologySpreadConstraint], tuple[str | None, ...], tuple[Constraint, ...]
+            ],
+        ] = {}
+        """Per action: the last constraints parsed, the pod label values their
+        matchLabelKeys read, and the result."""
 
     @property
     def name(self) -> str:
@@ -125,13 +133,29 @@ class PodTopologySpread:
     def _parse(
         self, constraints: Sequence[TopologySpreadConstraint], pod: Pod, action: str
     ) -> tuple[Constraint, ...]:
-        return parse_constraints(
+        # The replicas of one workload carry equal constraints, and parsing builds label
+        # selectors: the last parse per action is reused while the constraints are equal
+        # and the pod labels that matchLabelKeys reads have the same values.
+        labels = pod.labels
+        read: tuple[str | None, ...] = ()
+        if self._match_label_keys:
+            read = tuple(labels.get(key) for c in constraints for key in c.match_label_keys)
+        last = self._last_parsed.get(action)
+        if (
+            last is not None
+            and last[1] == read
+            and (last[0] is constraints or last[0] == constraints)
+        ):
+            return last[2]
+        parsed = parse_constraints(
             constraints,
-            pod.labels,
+            labels,
             action,
             match_label_keys=self._match_label_keys,
             node_inclusion_policy=self._node_inclusion_policy,
         )
+        self._last_parsed[action] = (constraints, read, parsed)
+        return parsed
 
     def _default_constraints(self, pod: Pod, action: str) -> tuple[Constraint, ...]:
         # buildDefaultConstraints: one selector, deduced from Services and the controller,
