@@ -317,6 +317,7 @@ def python_worker(workload_file: Path, placements_file: Path) -> dict[str, Any]:
         "scheduled": run.scheduled,
         "seconds": run.seconds,
         "podsPerSecond": len(pods) / run.seconds if run.seconds else 0.0,
+        "cpuSeconds": run.cpu_seconds,
         "peakRssMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "pythonVersion": platform.python_version(),
     }
@@ -497,13 +498,19 @@ def _rate(value: float) -> str:
     return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def _cpu(numbers: dict[str, Any]) -> str:
+    # An oracle built before it reported CPU time has no cpuSeconds.
+    value = numbers.get("cpuSeconds")
+    return "–" if value is None else f"{value:,.2f}"
+
+
 def table(outcomes: list[Outcome]) -> Iterator[str]:
     yield (
         "| workload | nodes / existing pods / placed | topospread pods/s | Go pods/s | "
-        "topospread ÷ Go | peak RSS topospread | peak RSS Go | identical placements | "
-        "upstream threshold |"
+        "topospread ÷ Go | loop CPU s topospread | loop CPU s Go | peak RSS topospread | "
+        "peak RSS Go | identical placements | upstream threshold |"
     )
-    yield "|---|---|--:|--:|--:|--:|--:|---|--:|"
+    yield "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|"
     for o in outcomes:
         py, go = o.python, o.go
         ratio = py["podsPerSecond"] / go["podsPerSecond"] if go["podsPerSecond"] else 0.0
@@ -516,7 +523,8 @@ def table(outcomes: list[Outcome]) -> Iterator[str]:
             same = f"not compared (ties; from {o.tie_mismatch.split(':')[0]})"
         yield (
             f"| {o.workload.name} | {counts} | {_rate(py['podsPerSecond'])} | "
-            f"{_rate(go['podsPerSecond'])} | {ratio:,.2f} | {_mib(py['peakRssMiB'])} | "
+            f"{_rate(go['podsPerSecond'])} | {ratio:,.2f} | {_cpu(py)} | {_cpu(go)} | "
+            f"{_mib(py['peakRssMiB'])} | "
             f"{_mib(go['peakRssMiB'])} | {same} | {threshold} |"
         )
 
@@ -537,8 +545,9 @@ def report(
         "and by upstream kube-scheduler's own cycle in the Go oracle (`oracle bench`, "
         f"Kubernetes {go0.get('kubernetesVersion', '?')}), topospread at parallelism 1 and "
         f"Go at parallelism {parallelism}, one pod after the other, each assumed on its "
-        "node before the next; pods/s is the wall time of that loop alone, peak RSS the "
-        "whole process's (setup included).",
+        "node before the next; pods/s is the wall time of that loop alone, loop CPU the "
+        "process's user and system CPU time over the same loop (all its threads), peak RSS "
+        "the whole process's (setup included).",
         "",
         f"Command: `{command}`",
         "",

@@ -63,7 +63,10 @@ type BenchOutput struct {
 	Seconds float64 `json:"seconds"`
 	// PodsPerSecond is pods (one cycle each, scheduled or not) per second of Seconds.
 	PodsPerSecond float64 `json:"podsPerSecond"`
-	PeakRSSMiB    float64 `json:"peakRssMiB"`
+	// CPUSeconds is the process's user and system CPU time over the same loop: every
+	// goroutine's (the parallel Filter/Score workers, informers, GC).
+	CPUSeconds float64 `json:"cpuSeconds"`
+	PeakRSSMiB float64 `json:"peakRssMiB"`
 	// NodeOrderMatchesInput: the scheduler's snapshot lists the nodes in the
 	// order they were given (the cache's node tree interleaves zones, so the
 	// input must already be in that order for another engine to search alike).
@@ -283,6 +286,7 @@ func benchWorkload(in *benchInput, parallelism int) (*BenchOutput, []Placement, 
 
 	sched := &benchScheduler{fw: h.fw, snapshot: h.snapshot, percentageOfNodesToScore: derefInt32(cfg.PercentageOfNodesToScore)}
 	placements := make([]Placement, len(pods))
+	cpuBefore := cpuSeconds()
 	start := time.Now()
 	for i, pod := range pods {
 		placements[i] = Placement{Pod: pod.Namespace + "/" + pod.Name}
@@ -324,6 +328,7 @@ func benchWorkload(in *benchInput, parallelism int) (*BenchOutput, []Placement, 
 		out.Scheduled++
 	}
 	elapsed := time.Since(start).Seconds()
+	out.CPUSeconds = cpuSeconds() - cpuBefore
 	out.Seconds = elapsed
 	if elapsed > 0 {
 		// Every pod went through one cycle, scheduled or not.
@@ -372,6 +377,15 @@ func derefInt32(p *int32) int32 {
 }
 
 // peakRSSMiB is the process's peak resident set size (Linux reports KiB).
+// cpuSeconds is this process's user plus system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
 func peakRSSMiB() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

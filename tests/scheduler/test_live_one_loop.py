@@ -99,9 +99,7 @@ def test_the_loop_in_memory_and_the_live_scheduler_decide_alike(
     for item in mine:
         memory.add(item)
     memory.run()
-    expected_events = {
-        (e.pod.split("/")[1], e.type, e.reason, e.message) for e in memory.events
-    }
+    expected_events = {(e.pod.split("/")[1], e.type, e.reason, e.message) for e in memory.events}
     assert len(memory.placements) == 9
     assert memory.pending()[f"{namespace}/c-gated"] == (
         "waiting for scheduling gates: [example.com/hold]"

@@ -60,6 +60,8 @@ class SequentialRun:
     seconds: float
     reused: int = 0
     """Failed cycles answered by the memo instead of run again."""
+    cpu_seconds: float = 0.0
+    """The process's CPU time over the loop (user and system, every thread)."""
 
     @property
     def scheduled(self) -> int:
@@ -93,6 +95,7 @@ def schedule_sequentially(
     # (Requested, NonZeroRequested), which the oracle builds before its clock starts.
     table = snapshot.table()
     table.usage(features.enable_pod_level_resources)
+    cpu_began = time.process_time()
     began = clock()
     for pod in pods:
         framework = frameworks.get(pod.scheduler_name)
@@ -121,4 +124,10 @@ def schedule_sequentially(
         assert info is not None
         info.add_pod(replace(pod, node_name=node))
         placements.append(Placement(pod.key, node))
-    return SequentialRun(tuple(placements), clock() - began, failures.hits if failures else 0)
+    seconds = clock() - began
+    return SequentialRun(
+        tuple(placements),
+        seconds,
+        failures.hits if failures else 0,
+        time.process_time() - cpu_began,
+    )
