@@ -122,24 +122,38 @@ class BoundCounter:
         self.finished_at = 0.0
 
     def run(self) -> None:
+        # The API server closes a watch whose reader falls behind a burst of binds (its
+        # watch cache's "unresponsive" watcher); a list then a new watch picks up again.
+        while not self.done.is_set():
+            self._list_then_watch()
+
+    def _list_then_watch(self) -> None:
         transport = self.connection.transport
         path = f"/api/v1/namespaces/{NAMESPACE}/pods"
         response = transport.send(Request("GET", path))
         page = json.loads(response.data)
         for item in page["items"]:
             if item["spec"].get("nodeName"):
-                self.bound.add(item["metadata"]["name"])
+                self._bound(item["metadata"]["name"])
+        if self.done.is_set():
+            return
         version = page["metadata"]["resourceVersion"]
         query = (("watch", "true"), ("resourceVersion", version), ("timeoutSeconds", "3600"))
         for line in transport.stream(Request("GET", path, query), read_timeout=3600):
             event = json.loads(line)
             obj = event.get("object") or {}
+            if event.get("type") == "ERROR":
+                return  # e.g. 410 Gone: list again
             if event.get("type") in ("ADDED", "MODIFIED") and obj["spec"].get("nodeName"):
-                self.bound.add(obj["metadata"]["name"])
-                if len(self.bound) >= self.total:
-                    self.finished_at = time.monotonic()
-                    self.done.set()
+                self._bound(obj["metadata"]["name"])
+                if self.done.is_set():
                     return
+
+    def _bound(self, name: str) -> None:
+        self.bound.add(name)
+        if len(self.bound) >= self.total and not self.done.is_set():
+            self.finished_at = time.monotonic()
+            self.done.set()
 
 
 def run_one(

@@ -60,10 +60,10 @@ __all__ = ["scheduler_command"]
 )
 @click.option(
     "--bind-workers",
-    default=16,
-    show_default=True,
+    default=None,
     type=click.IntRange(1, 256),
-    help="Binds sent concurrently.",
+    help="Binding cycles under way at once; the scheduling loop waits while twice this "
+    "many are in flight. Default: 64 with a write process, 16 without.",
 )
 @click.option(
     "--write-processes",
@@ -84,7 +84,7 @@ def scheduler_command(
     bind_address: str,
     port: int,
     max_unschedulable: str,
-    bind_workers: int,
+    bind_workers: int | None,
     write_processes: int | None,
     log_format: str,
     verbose: int,
@@ -115,12 +115,21 @@ def scheduler_command(
     except TopospreadError as exc:
         exit_with_error(exc)
     configure_logging(log_format, verbose)
-    # Binds, status patches, Events, the Lease and lists run concurrently.
-    connection.transport.widen_pool(bind_workers + 16)
     if write_processes is None:
         # Measured on 2 cores shared with the API server and etcd: faster end to end with
         # one write process than with none (BENCHMARKS.md); on one core it only adds a copy.
         write_processes = 1 if _usable_cores() >= 2 else 0
+    if bind_workers is None:
+        # kube-scheduler starts a goroutine per binding cycle, unbounded. With the writes
+        # in a child a waiting bind thread costs the scheduling thread almost nothing: at
+        # 16 (32 binds in flight) the loop waited 3.5-3.8 s of a 9.6 s run (5,000 pods on
+        # 5,000 Nodes, 2 cores) for a free slot, at 64 about 1.9 s, and the run took
+        # 8.2-8.4 s. 128 was faster still (7.6-8.0 s) but in a churn run bound 292 pods to
+        # Nodes already deleted against 21 at 64 (BENCHMARKS.md). Without a child every
+        # bind's HTTP work shares the loop's GIL, and 16 measured best there.
+        bind_workers = 64 if write_processes else 16
+    # Binds, status patches, Events, the Lease and lists run concurrently.
+    connection.transport.widen_pool(bind_workers + 16)
     writes: StreamingTransport = connection.transport
     write_process: WriteProcessTransport | None = None
     if write_processes:

@@ -373,13 +373,21 @@ def validate_preferred_scheduling_terms(
     return errs
 
 
-def validate_node_affinity(affinity: NodeAffinity, path: str) -> list[FieldError]:
-    """``validateNodeAffinity``: the required node selector, then the preferred terms."""
+def validate_node_affinity(
+    affinity: NodeAffinity, path: str, *, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
+    """``validateNodeAffinity``: the required node selector, then the preferred terms.
+
+    ``allow_invalid_label_value`` is ``AllowInvalidLabelValueInRequiredNodeAffinity``,
+    which an update sets when the stored pod already had such a value (kubernetes#128212).
+    """
     errs: list[FieldError] = []
     if affinity.required is not None:
         errs.extend(
             validate_node_selector(
-                affinity.required, _child(path, "requiredDuringSchedulingIgnoredDuringExecution")
+                affinity.required,
+                _child(path, "requiredDuringSchedulingIgnoredDuringExecution"),
+                allow_invalid_label_value=allow_invalid_label_value,
             )
         )
     if affinity.preferred:
@@ -442,13 +450,22 @@ def _validate_weighted_pod_affinity_terms(
     return errs
 
 
-def validate_affinity(affinity: Affinity | None, path: str) -> list[FieldError]:
-    """``validateAffinity``: node affinity, pod affinity, pod anti-affinity, in that order."""
+def validate_affinity(
+    affinity: Affinity | None, path: str, *, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
+    """``validateAffinity``: node affinity, pod affinity, pod anti-affinity, in that order
+    (``allow_invalid_label_value``: see :func:`validate_node_affinity`)."""
     if affinity is None:
         return []
     errs: list[FieldError] = []
     if affinity.node_affinity is not None:
-        errs.extend(validate_node_affinity(affinity.node_affinity, _child(path, "nodeAffinity")))
+        errs.extend(
+            validate_node_affinity(
+                affinity.node_affinity,
+                _child(path, "nodeAffinity"),
+                allow_invalid_label_value=allow_invalid_label_value,
+            )
+        )
     required = "requiredDuringSchedulingIgnoredDuringExecution"
     preferred = "preferredDuringSchedulingIgnoredDuringExecution"
     for name, req, pref in (
@@ -854,7 +871,9 @@ def validate_pod(pod: Pod, *, create: bool = True) -> list[FieldError]:
     as ``POST`` checks it: :func:`merge_match_label_keys` is applied first and the merged
     pod is validated, so a ``matchLabelKeys`` key also present in the selector is caught
     exactly when upstream catches it. With ``create=False`` the pod is taken as already
-    stored (read back from a cluster) and validated as it is.
+    stored (read back from a cluster) and validated as it is, as an update of itself: an
+    invalid label value in its required node affinity is kept (validation ratchets,
+    kubernetes#128212), since the server holds and schedules such pods.
 
     Order: ``metadata.labels``; then the spec in ``ValidatePodSpec`` order (nodeSelector,
     affinity, schedulingGates, topologySpreadConstraints, nodeName, tolerations); then the
@@ -864,7 +883,9 @@ def validate_pod(pod: Pod, *, create: bool = True) -> list[FieldError]:
         pod = merge_match_label_keys(pod)
     errs = validate_labels(pod.metadata.labels, "metadata.labels")
     errs.extend(validate_labels(pod.node_selector, "spec.nodeSelector"))
-    errs.extend(validate_affinity(pod.affinity, "spec.affinity"))
+    errs.extend(
+        validate_affinity(pod.affinity, "spec.affinity", allow_invalid_label_value=not create)
+    )
     errs.extend(_validate_scheduling_gates(pod.scheduling_gates, "spec.schedulingGates"))
     errs.extend(
         validate_topology_spread_constraints(

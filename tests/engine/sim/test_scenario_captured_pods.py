@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+import yaml
+
 from topospread.engine.sim.scenario import parse_scenario
+from topospread.errors import ValidationError
 
 
 def _scenario(pod_metadata: dict) -> dict:
@@ -60,3 +66,30 @@ def test_the_same_pod_written_by_hand_is_refused_as_the_api_server_refuses_it_on
 
     with pytest.raises(ValidationError, match="exists in both matchLabelKeys and labelSelector"):
         parse_scenario(_scenario({"name": "web-1"}), "by-hand.yaml")
+
+
+STORED = Path(__file__).parents[2] / "data" / "stored" / "pod-ratcheted-node-affinity.yaml"
+
+
+def _with(pod: dict) -> dict:
+    return {
+        "apiVersion": "topospread.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "captured"},
+        "cluster": {"objects": [pod]},
+    }
+
+
+def test_a_captured_pod_the_server_kept_past_a_tightened_rule_is_read_as_stored() -> None:
+    # kubernetes#128212: since v1.32 a create refuses "old value!" in a required node
+    # affinity term; the server keeps the pods it stored before, and updates ratchet.
+    pod = yaml.safe_load(STORED.read_text())
+    scenario = parse_scenario(_with(pod), "capture.yaml")
+    assert [o.metadata.name for o in scenario.objects] == ["stored-before-1-32"]
+
+
+def test_the_same_pod_without_its_uid_is_refused_as_a_create_is() -> None:
+    pod = yaml.safe_load(STORED.read_text())
+    del pod["metadata"]["uid"]
+    with pytest.raises(ValidationError, match="old value!"):
+        parse_scenario(_with(pod), "capture.yaml")
