@@ -394,6 +394,15 @@ def is_running(pid: int) -> bool:
     return fields[0] != "Z"
 
 
+def own_cpu_seconds(pid: int) -> float:
+    """user + system CPU of process ``pid`` alone (its threads, not its children)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pid: int) -> float:
     """user + system CPU of a process, its reaped children and its live descendants
     (``topospread scheduler``'s write processes), from /proc."""
