@@ -8,10 +8,14 @@
 #
 # The oracle is $TOPOSPREAD_ORACLE or oracle/bin/oracle; the control plane's binaries are
 # $TOPOSPREAD_CONTROLPLANE_BIN or the version-keyed build cache. Each step writes its
-# output to OUTDIR as it goes, so a run cut short keeps what it measured.
+# output to OUTDIR as it goes, so a run cut short keeps what it measured. SMALL, LARGE
+# (NODESxPODS) and POD_SCALE change the sizes, for a quick try on a small machine.
 set -u
 out=${1:?usage: benchmarks/many_core.sh OUTDIR [LARGE_TIMEOUT_SECONDS]}
 large_timeout=${2:-300}
+small=${SMALL:-5000x5000}
+large=${LARGE:-5000x50000}
+pod_scale=${POD_SCALE:-0.2}
 mkdir -p "$out"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PYTHONUNBUFFERED=1
@@ -22,18 +26,18 @@ step() { echo "== $1 after $(($(date +%s) - began)) s"; }
   git describe --always --dirty 2>/dev/null || echo "code: not a git checkout"
 } | tee "$out/host.txt"
 step "loop"
-python3 benchmarks/run.py --pod-scale 0.2 --parallelism 16 --output "$out/loop-p16.md" \
+python3 benchmarks/run.py --pod-scale "$pod_scale" --parallelism 16 --output "$out/loop-p16.md" \
   > "$out/loop-p16.log" 2>&1
-step "5,000 x 5,000"
-python3 benchmarks/scheduler_e2e.py --sizes 5000x5000 --write-processes 1 --repeat 2 \
-  --timeout 60 --no-write 2>&1 | tee "$out/e2e-5000.log"
-step "5,000 x 50,000, topospread"
-python3 benchmarks/scheduler_e2e.py --sizes 5000x50000 --only topospread --write-processes 1 \
-  --timeout "$large_timeout" --no-write 2>&1 | tee "$out/e2e-50000-topospread.log"
-step "5,000 x 50,000, kube-scheduler"
-python3 benchmarks/scheduler_e2e.py --sizes 5000x50000 --only kube-scheduler \
-  --timeout "$large_timeout" --no-write 2>&1 | tee "$out/e2e-50000-kube-scheduler.log"
-step "5,000 x 5,000, 0 and 2 write processes"
-python3 benchmarks/scheduler_e2e.py --sizes 5000x5000 --only topospread --write-processes 0 2 \
-  --timeout 60 --no-write 2>&1 | tee "$out/e2e-5000-write-processes.log"
+step "$small"
+python3 benchmarks/scheduler_e2e.py --sizes "$small" --write-processes 1 --repeat 2 \
+  --timeout 60 --no-write 2>&1 | tee "$out/e2e-small.log"
+step "$large, topospread"
+python3 benchmarks/scheduler_e2e.py --sizes "$large" --only topospread --write-processes 1 \
+  --timeout "$large_timeout" --no-write 2>&1 | tee "$out/e2e-large-topospread.log"
+step "$large, kube-scheduler"
+python3 benchmarks/scheduler_e2e.py --sizes "$large" --only kube-scheduler \
+  --timeout "$large_timeout" --no-write 2>&1 | tee "$out/e2e-large-kube-scheduler.log"
+step "$small, 0 and 2 write processes"
+python3 benchmarks/scheduler_e2e.py --sizes "$small" --only topospread --write-processes 0 2 \
+  --timeout 60 --no-write 2>&1 | tee "$out/e2e-small-write-processes.log"
 step "done"
