@@ -124,7 +124,9 @@ def is_pod_level_requests_set(pod: Pod) -> bool:
 
 def _add(total: Amounts, extra: Mapping[str, Fraction]) -> None:
     for name, amount in extra.items():
-        total[name] = total.get(name, Fraction(0)) + amount
+        # A first amount is kept as it is: Fraction(0) + amount would build two Fractions.
+        current = total.get(name)
+        total[name] = amount if current is None else current + amount
 
 
 def _max(total: Amounts, other: Mapping[str, Fraction]) -> None:
