@@ -596,8 +596,12 @@ class _Run:
         self.note(f"etcd compacted at revision {revision}, kube-apiserver stopped and restarted")
 
     def kill_leader(self) -> None:
-        deadline = time.monotonic() + 30
+        # Right after the API server's outages both replicas may have lost the Lease and
+        # exited: keep restarting them (after the kubelet's back-off) while waiting for
+        # one to lead, as the main loop would.
+        deadline = time.monotonic() + 60
         while True:
+            self.supervise()
             leader = next((r for r in self.replicas if r.leads()), None)
             if leader is not None or time.monotonic() > deadline:
                 break
