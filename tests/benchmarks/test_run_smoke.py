@@ -60,6 +60,48 @@ def test_every_workload_places_every_pod_as_upstream(
     assert "Both engines placed every pod of every workload on the same node." in text
     assert "Command: `python benchmarks/run.py --scale 0.004" in text
     assert "nproc = " in text
+    header = [cell.strip() for cell in rows[0].split("|")]
+    for row in rows[1:]:
+        cells = dict(zip(header, (cell.strip() for cell in row.split("|")), strict=True))
+        # Both report the CPU of their loop (the oracle since it reports cpuSeconds).
+        float(cells["loop CPU s topospread"])
+        float(cells["loop CPU s Go"])
+
+
+def _outcome(bench_run: ModuleType, *, tie: str | None):
+    numbers = {
+        "nodes": 10,
+        "existingPods": 0,
+        "pods": 5,
+        "scheduled": 5,
+        "podsPerSecond": 100.0,
+        "cpuSeconds": 0.05,
+        "peakRssMiB": 50.0,
+    }
+    return bench_run.Outcome(
+        bench_run.WORKLOADS[0], (10,), dict(numbers), dict(numbers), True, None, None, tie
+    )
+
+
+def test_placements_that_differ_by_ties_above_parallelism_1_are_not_called_identical(
+    bench_run: ModuleType,
+) -> None:
+    tied = _outcome(bench_run, tie="pod #1 default/p-1: topospread -> n1, Go -> n2")
+    row = list(bench_run.table([tied]))[-1]
+    assert "not compared (ties; from pod #1 default/p-1)" in row
+    assert "| yes |" not in row
+    text = "\n".join(bench_run.summary([tied], 16))
+    assert "Go's 16 Filter/Score workers" in text
+    assert "parity is checked at parallelism 1" in text
+    assert "Both engines placed every pod of every workload on the same node." not in text
+
+
+def test_at_parallelism_1_the_same_placements_are_identical(bench_run: ModuleType) -> None:
+    same = _outcome(bench_run, tie=None)
+    assert "| yes |" in list(bench_run.table([same]))[-1]
+    text = "\n".join(bench_run.summary([same], 1))
+    assert "both single-threaded" in text
+    assert "Both engines placed every pod of every workload on the same node." in text
 
 
 def test_workload_selection_and_bad_usage(bench_run: ModuleType, tmp_path: Path) -> None:
