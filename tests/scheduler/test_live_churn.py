@@ -59,7 +59,7 @@ def test_scale_up_scale_down_and_a_lost_zone_settle_with_the_zones_balanced(
 ) -> None:
     plan = ChurnPlan(**SMALL)
     result = run_churn(which, plan, binaries=control_plane_binaries, kwok_files=autoscaler_files)
-    assert result.outcome == "settled", result.as_dict()
+    assert result.outcome == "settled", (result.outcome, result.timeline, result.mismatched)
     assert_guarantees_held(result)
     # 180 pods left (+45 scaled up, -45 down), all on the two zones that remain.
     assert result.pods == 180

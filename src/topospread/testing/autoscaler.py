@@ -539,7 +539,8 @@ def _clean_environment() -> dict[str, str]:
 def _condition(obj: Mapping[str, Any], kind: str) -> bool:
     return any(
         c.get("type") == kind and c.get("status") == "True"
-        for c in obj.get("status", {}).get("conditions", ())
+        # A just-created object may carry "conditions": null.
+        for c in (obj.get("status") or {}).get("conditions") or ()
     )
 
 
