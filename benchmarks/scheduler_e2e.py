@@ -268,17 +268,30 @@ def main() -> None:
         help="run topospread once with each of these --write-processes (default: once, "
         "with its own default)",
     )
+    parser.add_argument(
+        "--cpu-affinity",
+        nargs="+",
+        choices=["auto", "off"],
+        help="run topospread once with each of these --cpu-affinity (default: once, with "
+        "its own default)",
+    )
     options = parser.parse_args()
     schedulers: list[tuple[str, tuple[str, ...], str | None]] = []
     if options.only != "topospread":
         schedulers.append(("kube-scheduler", (), None))
     if options.only != "kube-scheduler":
         for count in options.write_processes or [None]:
-            if count is None:
-                schedulers.append(("topospread", (), None))
-            else:
-                label = f"topospread, {count} write process{'es' if count != 1 else ''}"
-                schedulers.append(("topospread", ("--write-processes", str(count)), label))
+            for affinity in options.cpu_affinity or [None]:
+                args: tuple[str, ...] = ()
+                notes = []
+                if count is not None:
+                    args += ("--write-processes", str(count))
+                    notes.append(f"{count} write process{'es' if count != 1 else ''}")
+                if affinity is not None:
+                    args += ("--cpu-affinity", affinity)
+                    notes.append(f"cpu affinity {affinity}")
+                label = ", ".join(["topospread", *notes]) if notes else None
+                schedulers.append(("topospread", args, label))
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
         try:

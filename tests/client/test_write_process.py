@@ -173,3 +173,44 @@ def test_a_child_that_cannot_connect_says_why_in_one_line(admin_kubeconfig, tmp_
     errors = capfd.readouterr().err
     assert f"topospread write process: {missing}: kubeconfig file not found" in errors
     assert "Traceback" not in errors
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_each_child_keeps_to_the_core_it_was_given_even_after_a_restart(
+    admin_kubeconfig, unique_name
+):
+    core = max(os.sched_getaffinity(0))
+    transport = WriteProcessTransport(
+        connect(admin_kubeconfig).transport,
+        ConnectionSettings(str(admin_kubeconfig)),
+        cores=(core,),
+    )
+    try:
+        assert post(transport, unique_name("pinned")) == 201
+        (child,) = transport.children
+        assert thread_affinities(child.pid) == {core}
+        os.kill(child.pid, signal.SIGKILL)
+        wait_for(lambda: transport.restarts == 1, 10, what="the child to be started again")
+        assert post(transport, unique_name("pinned-again")) == 201
+        (again,) = transport.children
+        assert thread_affinities(again.pid) == {core}
+    finally:
+        transport.close()
+
+
+def test_cores_name_one_core_per_child(admin_kubeconfig):
+    with pytest.raises(ValueError, match="one core per process"):
+        WriteProcessTransport(
+            connect(admin_kubeconfig).transport,
+            ConnectionSettings(str(admin_kubeconfig)),
+            processes=2,
+            cores=(0,),
+        )
+
+
+def thread_affinities(pid: int) -> set[int]:
+    """The cores any thread of ``pid`` may run on."""
+    cores: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        cores |= os.sched_getaffinity(int(task))
+    return cores

@@ -30,11 +30,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import IO, Any, Final
 
+from topospread.client.cpus import pin_this_process
 from topospread.client.transport import KubeTransport, Request, Response
 from topospread.errors import ClusterError, ClusterUnreachable, TopospreadError
 
@@ -115,7 +116,7 @@ class _Waiter:
 class _Child:
     """One writing process, the pipes to it, and the thread that reads its answers."""
 
-    def __init__(self, settings: ConnectionSettings, index: int) -> None:
+    def __init__(self, settings: ConnectionSettings, index: int, core: int | None) -> None:
         to_child_read, to_child_write = os.pipe()
         from_child_read, from_child_write = os.pipe()
         command = [
@@ -125,6 +126,7 @@ class _Child:
             json.dumps(asdict(settings)),
             str(to_child_read),
             str(from_child_write),
+            "" if core is None else str(core),
         ]
         self.process = subprocess.Popen(
             command, pass_fds=(to_child_read, from_child_write), stdin=subprocess.DEVNULL
@@ -153,9 +155,14 @@ class WriteProcessTransport:
         *,
         processes: int = 1,
         answer_timeout: float | None = None,
+        cores: Sequence[int] = (),
     ) -> None:
+        """``cores``, when given, holds the core each child keeps to (one per child)."""
         if processes < 1:
             raise ValueError("processes must be at least 1")
+        if cores and len(cores) != processes:
+            raise ValueError("cores must name one core per process")
+        self.cores = tuple(cores)
         self.local = local
         self.settings = settings
         self.answer_timeout = answer_timeout or sum(local.timeout) + ANSWER_SLACK
@@ -185,7 +192,7 @@ class WriteProcessTransport:
             return sum(len(child.pending) for child in self._children)
 
     def _start(self, index: int) -> _Child:
-        child = _Child(self.settings, index)
+        child = _Child(self.settings, index, self.cores[index] if self.cores else None)
         threading.Thread(
             target=self._read_answers, args=(child,), name=f"write-process-{index}", daemon=True
         ).start()
@@ -309,7 +316,9 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
 
 
 def main(argv: list[str]) -> int:
-    """``python -m topospread.client.write_process SETTINGS REQUESTS_FD ANSWERS_FD``."""
+    """``python -m topospread.client.write_process SETTINGS REQUESTS_FD ANSWERS_FD [CORE]``."""
+    if len(argv) > 3 and argv[3]:
+        pin_this_process({int(argv[3])})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     settings = ConnectionSettings(**json.loads(argv[0]))

@@ -28,6 +28,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
+from topospread.scheduler.heap import HeapKeeper
 from topospread.scheduler.informer import StreamingTransport
 from topospread.scheduler.leader import LeaderElector
 from topospread.scheduler.metrics import SchedulerMetrics
@@ -101,8 +102,10 @@ class SchedulerApp:
         bind_workers: int = 16,
         seed: int | None = None,
         lease_transport: StreamingTransport | None = None,
+        heap: HeapKeeper | None = None,
     ) -> None:
         self.options = options
+        self.heap = heap
         self.metrics = SchedulerMetrics()
         self.hostname = socket.gethostname()
         self.identity = identity or f"{self.hostname}_{uuid.uuid4()}"
@@ -155,6 +158,8 @@ class SchedulerApp:
         if self._server is not None:
             threading.Thread(target=self._server.serve_forever, name="health", daemon=True).start()
         self._set_state("syncing")
+        if self.heap is not None:
+            self.heap.started()
         self.scheduler.start_informers()
         threading.Thread(target=self._after_sync, name="startup", daemon=True).start()
 
@@ -164,6 +169,8 @@ class SchedulerApp:
                 return
         if self.state != "syncing":
             return
+        if self.heap is not None:
+            self.heap.synced()
         if self.elector is None:
             self._started_leading()
             return
@@ -176,7 +183,10 @@ class SchedulerApp:
         if self.elector is not None:
             self.metrics.leader.labels(self.options.leader_election.resource_name).set(1)
         self._set_state("leader")
-        self._loop = threading.Thread(target=self.scheduler.run, name="schedule", daemon=True)
+        on_idle = self.heap.idle if self.heap is not None else None
+        self._loop = threading.Thread(
+            target=self.scheduler.run, args=(on_idle,), name="schedule", daemon=True
+        )
         self._loop.start()
 
     def _stopped_leading(self) -> None:

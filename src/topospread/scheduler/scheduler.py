@@ -209,11 +209,14 @@ class Scheduler:
         """Every informer has listed once."""
         return all(r.synced.is_set() for r in self.reflectors)
 
-    def run(self) -> None:
-        """``ScheduleOne`` in a loop until :meth:`stop`."""
+    def run(self, on_idle: Callable[[], object] | None = None) -> None:
+        """``ScheduleOne`` in a loop until :meth:`stop`; ``on_idle`` runs whenever the
+        queue had nothing to pop for half a second."""
         while not self._stop.is_set():
             info = self.queue.pop(timeout=0.5)
             if info is None:
+                if on_idle is not None:
+                    on_idle()
                 continue
             try:
                 self.loop.schedule_one(info)

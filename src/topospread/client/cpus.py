@@ -1,0 +1,65 @@
+"""Which cores a process and its write processes run on.
+
+A CPython process runs Python code on one core at a time (the GIL). Left to the kernel,
+its threads spread over every core the host has, and each hand-off of the GIL between
+them is a wake-up on another core. On a 16-core host (a Firecracker VM, BENCHMARKS.md)
+that cost more than the work: 5,000 pods on 5,000 Nodes took 12.8 s and 28.6 CPU-s with
+the scheduler and its write process free to roam, and 8.4 s and 14.7 CPU-s with each
+kept to a core of its own. So on hosts with cores to spare, each process keeps to one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+__all__ = ["CorePlan", "pin_this_process", "plan_cores", "usable_cores"]
+
+MIN_CORES_TO_PIN = 4
+"""Below this the API server, etcd and the rest need the cores as much as we do: nothing
+is pinned (on 2 cores pinning was measured no faster, BENCHMARKS.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CorePlan:
+    """The core of the scheduling process, and one per write process."""
+
+    scheduler: int
+    write_processes: tuple[int, ...]
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on (its affinity on Linux; elsewhere, all of them)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return sorted(affinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def plan_cores(cores: Sequence[int], write_processes: int) -> CorePlan | None:
+    """One core each, the highest first (interrupts favour the lowest), or None when
+    the process may use fewer than :data:`MIN_CORES_TO_PIN` cores or fewer than one per
+    process plus one to spare."""
+    ordered = sorted(cores, reverse=True)
+    if len(ordered) < max(MIN_CORES_TO_PIN, write_processes + 2):
+        return None
+    return CorePlan(ordered[0], tuple(ordered[1 : 1 + write_processes]))
+
+
+def pin_this_process(cores: Collection[int]) -> bool:
+    """Keep every thread of this process, and the threads and processes it starts later,
+    to ``cores``; False where the platform cannot (no ``sched_setaffinity``)."""
+    set_affinity = getattr(os, "sched_setaffinity", None)
+    if set_affinity is None:
+        return False
+    try:
+        threads = [int(task) for task in os.listdir("/proc/self/task")]
+    except OSError:
+        threads = [0]
+    for thread in threads:
+        try:
+            set_affinity(thread, set(cores))
+        except OSError:  # a thread that just ended
+            continue
+    return True

@@ -1,0 +1,70 @@
+"""Which cores the scheduler process and its write processes keep to."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from topospread.client.cpus import CorePlan, pin_this_process, plan_cores, usable_cores
+
+
+def test_on_sixteen_cores_the_scheduler_takes_the_highest_and_each_writer_the_next():
+    assert plan_cores(range(16), 2) == CorePlan(scheduler=15, write_processes=(14, 13))
+
+
+def test_the_cores_a_process_may_use_are_planned_not_the_hosts():
+    assert plan_cores([3, 9, 5, 7], 1) == CorePlan(scheduler=9, write_processes=(7,))
+
+
+@pytest.mark.parametrize(
+    ("cores", "writers"),
+    [
+        (range(2), 1),  # measured: on 2 cores pinning gained nothing
+        (range(3), 0),
+        (range(4), 3),  # no core left for anything else
+    ],
+)
+def test_nothing_is_pinned_on_few_cores(cores, writers):
+    assert plan_cores(cores, writers) is None
+
+
+def test_a_scheduler_without_write_processes_still_keeps_to_one_core():
+    assert plan_cores(range(8), 0) == CorePlan(scheduler=7, write_processes=())
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_pinning_covers_running_threads_and_the_ones_started_later():
+    before = os.sched_getaffinity(0)
+    core = max(usable_cores())
+    started = threading.Event()
+    release = threading.Event()
+    seen: dict[str, set[int]] = {}
+
+    def early() -> None:
+        started.set()
+        release.wait(10)
+        seen["early"] = os.sched_getaffinity(0)
+
+    def late() -> None:
+        seen["late"] = os.sched_getaffinity(0)
+
+    runner = threading.Thread(target=early)
+    runner.start()
+    started.wait(10)
+    try:
+        assert pin_this_process({core})
+        later = threading.Thread(target=late)
+        later.start()
+        later.join(10)
+        release.set()
+        runner.join(10)
+        assert seen == {"early": {core}, "late": {core}}
+    finally:
+        release.set()
+        for task in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(task), before)
+            except OSError:
+                continue
