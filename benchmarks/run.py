@@ -20,6 +20,7 @@ in topospread), 2 on bad usage or a missing oracle.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -308,6 +309,11 @@ def python_worker(workload_file: Path, placements_file: Path) -> dict[str, Any]:
         default_configuration() if config is None else decode_configuration(config, "config")
     )
     del data
+    # As the commands do with what they loaded (settle_loaded_objects) and the scheduler
+    # with what it listed (scheduler/heap.py): frozen, the cyclic collector no longer walks
+    # it during the loop. One full collection over the hostname workload's 2,000 pods took
+    # 41 ms, most of a 97 ms run of 200 pods.
+    gc.freeze()
     run = schedule_sequentially(cluster, pods, configuration)
     placements_file.write_text("".join(p.line() + "\n" for p in run.placements), encoding="utf-8")
     return {
