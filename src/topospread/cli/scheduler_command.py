@@ -141,9 +141,11 @@ def scheduler_command(
         # bind's HTTP work shares the loop's GIL, and 16 measured best there.
         bind_workers = 64 if write_processes else 16
     cores = plan_cores(usable_cores(), write_processes) if cpu_affinity == "auto" else None
+    # Before any thread starts: the threads and children inherit the core. Where the
+    # platform cannot pin (no sched_setaffinity), nothing is planned for the children.
+    if cores is not None and not pin_this_process({cores.scheduler}):
+        cores = None
     if cores is not None:
-        # Before any thread starts: the threads and children inherit the core.
-        pin_this_process({cores.scheduler})
         logging.getLogger("topospread.scheduler").info(
             "cpu affinity",
             extra={"scheduler": cores.scheduler, "write_processes": list(cores.write_processes)},
