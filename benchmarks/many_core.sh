@@ -2,7 +2,8 @@
 # Issue 24's many-core measurements in one command, for a host lent for a few minutes:
 # the loop beside Go at parallelism 16 (GOMAXPROCS = the host's cores), then end to end at
 # 5,000 Nodes with 5,000 pods (both schedulers twice, then topospread with 0 and 2 write
-# processes once each) and with 50,000 pods (once each). About 10 minutes on 16 cores.
+# processes once each, and once with --cpu-affinity off) and with 50,000 pods (once each).
+# About 10 minutes on 16 cores.
 #
 #   benchmarks/many_core.sh OUTDIR [LARGE_TIMEOUT_SECONDS]
 #
@@ -40,4 +41,7 @@ python3 benchmarks/scheduler_e2e.py --sizes "$large" --only kube-scheduler \
 step "$small, 0 and 2 write processes"
 python3 benchmarks/scheduler_e2e.py --sizes "$small" --only topospread --write-processes 0 2 \
   --timeout 60 --no-write 2>&1 | tee "$out/e2e-small-write-processes.log"
+step "$small, cpu affinity off (the kernel places every thread)"
+python3 benchmarks/scheduler_e2e.py --sizes "$small" --only topospread --cpu-affinity off \
+  --timeout 60 --no-write 2>&1 | tee "$out/e2e-small-affinity-off.log"
 step "done"
