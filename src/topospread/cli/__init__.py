@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["kubectl_main", "main"]
 
 
+def single_threaded_numerics() -> None:
+    """One OpenBLAS thread, unless the user chose otherwise.
+
+    numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin before
+    they sleep. topospread does no linear algebra those threads could help with. On a
+    16-core host, processes of ``topospread scheduler`` free to use every core burned
+    2.8-3.1 CPU-s in their first second, one of them with 16 threads (its own and
+    OpenBLAS's 15); pinned to one core from the start, 0.6-1.0 (BENCHMARKS.md). Only
+    effective before numpy is imported, which the command line does lazily; the processes
+    it starts inherit it.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(prog_name: str = "topospread") -> None:
     """Entry point of the ``topospread`` console script."""
+    single_threaded_numerics()
     try:
         import click  # noqa: F401
         import rich  # noqa: F401
