@@ -476,7 +476,7 @@ def _score_batch(
     rows, visited, mask = search
     table = framework.handle.snapshot.table()
     infos = table.node_infos
-    feasible = [infos[row] for row in rows.tolist()]
+    feasible = list(map(infos.__getitem__, rows.tolist()))
     if not lean:
         _record_rejections(framework, state, pod, statuses, visited, mask)
         for info in feasible:
@@ -494,15 +494,16 @@ def _score_batch(
         result.message = status.message if status is not None else "scoring failed"
         return result
     totals = scores.totals
-    names = [info.name for info in feasible]
     if not lean:
+        names = [info.name for info in feasible]
         result.totals = dict(zip(names, totals.tolist(), strict=True))
         columns = {name: values.tolist() for name, values in scores.by_plugin.items()}
         for i, name in enumerate(names):
             result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
     tied = np.flatnonzero(totals == totals.max()).tolist()
-    result.tied_nodes = tuple([names[i] for i in tied])
-    result.selected_node = names[tied[0]] if len(tied) == 1 else names[upstream_pick(totals)]
+    result.tied_nodes = tuple([feasible[i].name for i in tied])
+    pick = tied[0] if len(tied) == 1 else upstream_pick(totals)
+    result.selected_node = feasible[pick].name
     return result
 
 

@@ -6,7 +6,10 @@ batch extension points (:mod:`topospread.framework.interfaces`) compute with:
 
 * resource columns (:class:`UsageColumns`): allocatable, ``Requested`` and
   ``NonZeroRequested`` totals and pod counts, updated row by row from the pods added to
-  or removed from the snapshot since the last cycle;
+  or removed from the snapshot since the last cycle; and, kept with them, memoised
+  per-node answers that depend on a node's usage (:meth:`UsageColumns.kept_column`),
+  e.g. NodeResourcesFit's verdict and score for the requests of a Deployment's replicas,
+  computed again only for the rows whose usage changed since the last cycle;
 * per topology key, each node's domain as an integer code (:meth:`NodeTable.domains`);
 * memoised per-node answers that depend only on node objects
   (:meth:`NodeTable.node_column`), e.g. whether a node's taints are tolerated by a
@@ -42,6 +45,10 @@ BoolArray = npt.NDArray[np.bool_]
 _LIMIT: Final = 2**62
 """Quantities at or above this could overflow int64 sums; such tables are not exact."""
 _MAX_NODE_COLUMNS: Final = 256
+_MAX_KEPT_COLUMNS: Final = 64
+_FEW_ROWS: Final = 8
+"""Up to this many changed rows are brought up to date one by one (``compute_row``):
+for a few rows a plain call costs less than the array calls of ``compute``."""
 
 
 class UsageColumns:
@@ -50,6 +57,9 @@ class UsageColumns:
 
     __slots__ = (
         "_alloc_scalar",
+        "_changed",
+        "_changed_base",
+        "_kept",
         "_req_scalar",
         "_table",
         "alloc_cpu",
@@ -85,6 +95,11 @@ class UsageColumns:
         self._req_scalar: dict[str, IntArray] = {}
         self.exact = True
         """False when some quantity is too large for exact int64 arithmetic."""
+        self._changed: list[int] = []
+        """The rows :meth:`apply` changed, in order: entry ``i`` is change number
+        ``_changed_base + i`` (older ones are dropped, see :meth:`kept_column`)."""
+        self._changed_base = 0
+        self._kept: OrderedDict[Hashable, tuple[npt.NDArray[Any] | None, int]] = OrderedDict()
         for row, info in enumerate(infos):
             allocatable = node_allocatable(info.node)
             self._set(self.alloc_cpu, row, allocatable.milli_cpu)
@@ -93,6 +108,7 @@ class UsageColumns:
             self._set(self.allowed_pods, row, allocatable.allowed_pod_number)
             for pod in info.pods:
                 self.apply(row, pod, 1)
+        self._changed.clear()
 
     def _set(self, column: IntArray, row: int, value: int) -> None:
         if abs(value) >= _LIMIT:
@@ -118,6 +134,61 @@ class UsageColumns:
             scalar = self._req_scalar.get(name)
             if scalar is not None and value:
                 self._set(scalar, row, int(scalar[row]) + delta * value)
+        changed = self._changed
+        changed.append(row)
+        if len(changed) > max(4096, 2 * len(self.pod_count)):
+            # The log stays bounded: a kept column that has not caught up by now is
+            # computed afresh on its next use.
+            self._changed_base += len(changed)
+            changed.clear()
+
+    def kept_column(
+        self,
+        key: Hashable,
+        compute: Callable[[IntArray], npt.NDArray[Any] | None],
+        compute_row: Callable[[int], Any],
+    ) -> npt.NDArray[Any] | None:
+        """``compute(rows)`` over every row, memoised under ``key`` and kept current:
+        the rows whose usage changed since the last call are computed again, by
+        ``compute_row(row)`` when they are few. Read-only. None when ``compute`` returns
+        None (it cannot answer in bulk): remembered, as such a refusal comes from the node
+        objects or the key, until this table is replaced.
+
+        CAVEAT: both functions must depend only on what ``key`` determines, the node
+        objects (a node change builds a new table) and the node's pods as counted here
+        (every pod change reaches :meth:`apply`); ``compute_row`` must give what
+        ``compute`` gives for that row. Reusing the answer across cycles is then exact:
+        the replicas of one Deployment, the same requests cycle after cycle, recompute
+        only the node the last one went to.
+        """
+        end = self._changed_base + len(self._changed)
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is None:
+            return None
+        if kept is not None and kept[1] >= self._changed_base:
+            column, seen = kept
+            assert column is not None
+            if seen < end:
+                dirty = sorted(set(self._changed[seen - self._changed_base :]))
+                if len(dirty) <= _FEW_ROWS:
+                    for row in dirty:
+                        column[row] = compute_row(row)
+                else:
+                    rows: IntArray = np.array(dirty, np.int64)
+                    values = compute(rows)
+                    if values is None:
+                        self._kept[key] = (None, end)
+                        return None
+                    column[rows] = values
+                self._kept[key] = (column, end)
+            self._kept.move_to_end(key)
+            return column
+        fresh = compute(np.arange(len(self._table.node_infos), dtype=np.int64))
+        self._kept[key] = (fresh, end)
+        self._kept.move_to_end(key)
+        if len(self._kept) > _MAX_KEPT_COLUMNS:
+            self._kept.popitem(last=False)
+        return fresh
 
     def allocatable_scalar(self, name: str) -> IntArray:
         """Allocatable of a scalar resource (extended, hugepages, ...) per node; 0 if absent."""

@@ -366,25 +366,42 @@ class Fit:
         usage = table.usage(self._pod_level_resources)
         if not usage.exact:
             return None
-        fits: BoolArray = usage.pod_count + 1 <= usage.allowed_pods
-        if requests.is_zero:
-            return fits
-        for want, used, capacity in (
-            (requests.milli_cpu, usage.req_cpu, usage.alloc_cpu),
-            (requests.memory, usage.req_memory, usage.alloc_memory),
-            (requests.ephemeral_storage, usage.req_ephemeral, usage.alloc_ephemeral),
-        ):
-            if want > 0:
-                fits &= capacity - used >= want
-        for name, want in requests.scalar_resources.items():
-            if want <= 0:
-                continue
-            if is_extended_resource_name(name):
-                group = name.split("/")[0] if self._ignored_resource_groups else ""
-                if name in self._ignored_resources or group in self._ignored_resource_groups:
+        infos = table.node_infos
+
+        def compute(rows: IntArray) -> BoolArray:
+            fits: BoolArray = usage.pod_count[rows] + 1 <= usage.allowed_pods[rows]
+            if requests.is_zero:
+                return fits
+            for want, used, capacity in (
+                (requests.milli_cpu, usage.req_cpu, usage.alloc_cpu),
+                (requests.memory, usage.req_memory, usage.alloc_memory),
+                (requests.ephemeral_storage, usage.req_ephemeral, usage.alloc_ephemeral),
+            ):
+                if want > 0:
+                    fits &= capacity[rows] - used[rows] >= want
+            for name, want in requests.scalar_resources.items():
+                if want <= 0:
                     continue
-            fits &= usage.allocatable_scalar(name) - usage.requested_scalar(name) >= want
-        return fits
+                if is_extended_resource_name(name):
+                    group = name.split("/")[0] if self._ignored_resource_groups else ""
+                    if name in self._ignored_resources or group in self._ignored_resource_groups:
+                        continue
+                room = usage.allocatable_scalar(name)[rows] - usage.requested_scalar(name)[rows]
+                fits &= room >= want
+            return fits
+
+        def compute_row(row: int) -> bool:
+            return not self.insufficient_resources(requests, infos[row])
+
+        key = (
+            self,
+            requests.milli_cpu,
+            requests.memory,
+            requests.ephemeral_storage,
+            tuple(sorted(requests.scalar_resources.items())),
+        )
+        verdicts: BoolArray | None = usage.kept_column(key, compute, compute_row)
+        return verdicts
 
     @property
     def scoring_strategy(self) -> str:

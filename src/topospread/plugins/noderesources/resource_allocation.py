@@ -244,12 +244,29 @@ class ResourceAllocationScorer:
         self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]
     ) -> IntArray | None:
         """:meth:`score` of the nodes at ``rows``; None when not computable in bulk."""
-        if self.batch_scorer is None or not self.resources:
+        batch_scorer = self.batch_scorer
+        if batch_scorer is None or not self.resources:
             return None
-        vectors = self.node_vectors_batch(table, rows, pod_requests)
-        if vectors is None:
+        usage = table.usage(self.node_pod_level_resources)
+        if not usage.exact:
             return None
-        return self.batch_scorer(*vectors)
+        infos = table.node_infos
+
+        def compute(some: IntArray) -> IntArray | None:
+            vectors = self.node_vectors_batch(table, some, pod_requests)
+            return None if vectors is None else batch_scorer(*vectors)
+
+        def compute_row(row: int) -> int:
+            return self.score(infos[row], pod_requests)[0]
+
+        # Every node's score for these requests, kept across cycles (the replicas of one
+        # Deployment ask the same); where some node cannot be scored in bulk, the nodes
+        # at ``rows`` alone are tried, as before such columns were kept.
+        column = usage.kept_column((self, tuple(pod_requests)), compute, compute_row)
+        if column is None:
+            return compute(rows)
+        scores: IntArray = column[rows]
+        return scores
 
 
 def weighted_mean_batch(
