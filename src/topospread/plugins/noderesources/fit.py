@@ -366,32 +366,36 @@ class Fit:
         usage = table.usage(self._pod_level_resources)
         if not usage.exact:
             return None
-        infos = table.node_infos
-
-        def compute(rows: IntArray) -> BoolArray:
-            fits: BoolArray = usage.pod_count[rows] + 1 <= usage.allowed_pods[rows]
-            if requests.is_zero:
-                return fits
+        checked = [
+            (want, used, capacity)
             for want, used, capacity in (
                 (requests.milli_cpu, usage.req_cpu, usage.alloc_cpu),
                 (requests.memory, usage.req_memory, usage.alloc_memory),
                 (requests.ephemeral_storage, usage.req_ephemeral, usage.alloc_ephemeral),
-            ):
-                if want > 0:
-                    fits &= capacity[rows] - used[rows] >= want
-            for name, want in requests.scalar_resources.items():
-                if want <= 0:
+            )
+            if want > 0
+        ]
+        for name, want in requests.scalar_resources.items():
+            if want <= 0:
+                continue
+            if is_extended_resource_name(name):
+                group = name.split("/")[0] if self._ignored_resource_groups else ""
+                if name in self._ignored_resources or group in self._ignored_resource_groups:
                     continue
-                if is_extended_resource_name(name):
-                    group = name.split("/")[0] if self._ignored_resource_groups else ""
-                    if name in self._ignored_resources or group in self._ignored_resource_groups:
-                        continue
-                room = usage.allocatable_scalar(name)[rows] - usage.requested_scalar(name)[rows]
-                fits &= room >= want
+            checked.append((want, usage.requested_scalar(name), usage.allocatable_scalar(name)))
+
+        def compute(rows: IntArray) -> BoolArray:
+            fits: BoolArray = usage.pod_count[rows] + 1 <= usage.allowed_pods[rows]
+            for want, used, capacity in checked:
+                fits &= capacity[rows] - used[rows] >= want
             return fits
 
         def compute_row(row: int) -> bool:
-            return not self.insufficient_resources(requests, infos[row])
+            if int(usage.pod_count[row]) + 1 > int(usage.allowed_pods[row]):
+                return False
+            return all(
+                int(capacity[row]) - int(used[row]) >= want for want, used, capacity in checked
+            )
 
         key = (
             self,

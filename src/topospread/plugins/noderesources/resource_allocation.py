@@ -40,7 +40,7 @@ import numpy as np
 
 from topospread.framework.config.types import ResourceSpec
 from topospread.framework.node_info import NodeInfo
-from topospread.framework.node_table import IntArray, NodeTable
+from topospread.framework.node_table import IntArray, NodeTable, UsageColumns
 from topospread.framework.status import Code, Status
 from topospread.model.objects import Pod
 from topospread.model.resources import (
@@ -214,21 +214,10 @@ class ResourceAllocationScorer:
         allocated = np.zeros(shape, np.int64)
         allocatable = np.zeros(shape, np.int64)
         for i, spec in enumerate(self.resources):
-            name = spec.name
-            if pod_requests[i] == 0 and is_scalar_resource_name(name):
+            columns = self._usage_columns(usage, spec.name, pod_requests[i])
+            if columns is None:
                 continue
-            if name == CPU:
-                capacity = usage.alloc_cpu
-                used = usage.req_cpu if self.use_requested else usage.non_zero_cpu
-            elif name == MEMORY:
-                capacity = usage.alloc_memory
-                used = usage.req_memory if self.use_requested else usage.non_zero_memory
-            elif name == EPHEMERAL_STORAGE:
-                capacity, used = usage.alloc_ephemeral, usage.req_ephemeral
-            elif is_scalar_resource_name(name):
-                capacity, used = usage.allocatable_scalar(name), usage.requested_scalar(name)
-            else:
-                continue
+            capacity, used = columns
             counted = capacity[rows] != 0
             allocatable[i] = np.where(counted, capacity[rows], 0)
             allocated[i] = np.where(counted, used[rows], 0)
@@ -240,6 +229,43 @@ class ResourceAllocationScorer:
             return None
         return requested, allocated, allocatable
 
+    def _usage_columns(
+        self, usage: UsageColumns, name: str, pod_request: int
+    ) -> tuple[IntArray, IntArray] | None:
+        # calculateResourceAllocatableRequest over the table: (allocatable, allocated)
+        # columns of one resource; None when it is not scored (a scalar resource the pod
+        # does not request, or a name the scheduler does not count).
+        if pod_request == 0 and is_scalar_resource_name(name):
+            return None
+        if name == CPU:
+            return usage.alloc_cpu, usage.req_cpu if self.use_requested else usage.non_zero_cpu
+        if name == MEMORY:
+            return (
+                usage.alloc_memory,
+                usage.req_memory if self.use_requested else usage.non_zero_memory,
+            )
+        if name == EPHEMERAL_STORAGE:
+            return usage.alloc_ephemeral, usage.req_ephemeral
+        if is_scalar_resource_name(name):
+            return usage.allocatable_scalar(name), usage.requested_scalar(name)
+        return None
+
+    def _score_at(self, usage: UsageColumns, row: int, pod_requests: Sequence[int]) -> int:
+        # :meth:`score` of the node at ``row``, read from the table's columns.
+        count = len(self.resources)
+        requested, allocated, allocatable = [0] * count, [0] * count, [0] * count
+        for i, spec in enumerate(self.resources):
+            columns = self._usage_columns(usage, spec.name, pod_requests[i])
+            if columns is None:
+                continue
+            capacity = int(columns[0][row])
+            if capacity == 0:
+                continue
+            allocatable[i] = capacity
+            allocated[i] = int(columns[1][row])
+            requested[i] = allocated[i] + pod_requests[i]
+        return self.scorer(requested, allocated, allocatable)
+
     def score_batch(
         self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]
     ) -> IntArray | None:
@@ -250,14 +276,13 @@ class ResourceAllocationScorer:
         usage = table.usage(self.node_pod_level_resources)
         if not usage.exact:
             return None
-        infos = table.node_infos
 
         def compute(some: IntArray) -> IntArray | None:
             vectors = self.node_vectors_batch(table, some, pod_requests)
             return None if vectors is None else batch_scorer(*vectors)
 
         def compute_row(row: int) -> int:
-            return self.score(infos[row], pod_requests)[0]
+            return self._score_at(usage, row, pod_requests)
 
         # Every node's score for these requests, kept across cycles (the replicas of one
         # Deployment ask the same); where some node cannot be scored in bulk, the nodes
