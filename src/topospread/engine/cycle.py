@@ -475,8 +475,7 @@ def _score_batch(
     # _score for feasible nodes found in bulk: the same steps, arrays instead of dicts.
     rows, visited, mask = search
     table = framework.handle.snapshot.table()
-    infos = table.node_infos
-    feasible = list(map(infos.__getitem__, rows.tolist()))
+    feasible: list[NodeInfo] = table.node_info_array[rows].tolist()
     if not lean:
         _record_rejections(framework, state, pod, statuses, visited, mask)
         for info in feasible:
@@ -500,9 +499,9 @@ def _score_batch(
         columns = {name: values.tolist() for name, values in scores.by_plugin.items()}
         for i, name in enumerate(names):
             result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
-    tied = np.flatnonzero(totals == totals.max()).tolist()
-    result.tied_nodes = tuple([feasible[i].name for i in tied])
-    pick = tied[0] if len(tied) == 1 else upstream_pick(totals)
+    tied = np.flatnonzero(totals == totals.max())
+    result.tied_nodes = tuple(table.node_names[rows[tied]].tolist())
+    pick = int(tied[0]) if len(tied) == 1 else upstream_pick(totals)
     result.selected_node = feasible[pick].name
     return result
 

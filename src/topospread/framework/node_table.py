@@ -242,11 +242,29 @@ class DomainColumn:
 class NodeTable:
     """Columns over a snapshot's nodes (see the module docstring)."""
 
-    __slots__ = ("_domains", "_node_columns", "_pending", "_usage", "node_infos", "row_of")
+    __slots__ = (
+        "_domains",
+        "_node_columns",
+        "_pending",
+        "_usage",
+        "node_infos",
+        "node_info_array",
+        "node_names",
+        "row_of",
+    )
 
     def __init__(self, node_infos: Sequence[NodeInfo]) -> None:
         self.node_infos: tuple[NodeInfo, ...] = tuple(node_infos)
         """The snapshot's nodes, in its order; row ``i`` is ``node_infos[i]``."""
+        # Object arrays: picking a few hundred rows out of them is one array call, where
+        # a Python loop over the rows costs several times more.
+        self.node_info_array: npt.NDArray[np.object_] = np.empty(len(self.node_infos), object)
+        """``node_infos`` as an object array."""
+        self.node_info_array[:] = self.node_infos
+        self.node_names: npt.NDArray[np.object_] = np.array(
+            [info.name for info in self.node_infos], object
+        )
+        """Each row's node name, as an object array."""
         self.row_of: dict[str, int] = {info.name: row for row, info in enumerate(node_infos)}
         """Node name -> row."""
         self._usage: dict[bool, UsageColumns] = {}
