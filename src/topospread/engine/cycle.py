@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
@@ -100,7 +101,8 @@ class CycleResult:
     totals: dict[str, int] = field(default_factory=dict)
     """Feasible node -> weighted total."""
     selected_node: str | None = None
-    tied_nodes: tuple[str, ...] = ()
+    tied_nodes: Sequence[str] = ()
+    """The nodes with the best total (a tuple; with ``lean``, possibly an array)."""
     message: str | None = None
     """The FailedScheduling message when no node is selected."""
     post_filter_ran: bool = False
@@ -153,6 +155,7 @@ def schedule_one(
     skip_single_node_scoring: bool = False,
     visit_order_ties: bool = False,
     lean: bool = False,
+    random_ties: bool = False,
 ) -> CycleResult:
     """Run one cycle of ``pod`` against the framework's snapshot.
 
@@ -168,6 +171,9 @@ def schedule_one(
     is (see :func:`_evaluate_nominated_node`).
     ``lean`` (with ``search``) leaves out of the result what only explanations read when
     the bulk path selects a node: ``statuses``, ``scores`` and ``totals`` stay empty.
+    ``random_ties`` (with ``lean``): the caller picks among ``tied_nodes`` at random
+    (``selectHost`` with parallel Filter workers), so the bulk path does not work out
+    upstream's heap pick; ``selected_node`` is then the first tied node.
 
     With ``search``, Filter and Score run in bulk over the snapshot's
     :class:`~topospread.framework.node_table.NodeTable` when every active plugin offers
@@ -185,7 +191,7 @@ def schedule_one(
             return nominated
     if search is not None:
         return _schedule_sampled(
-            framework, pod, search, skip_single_node_scoring, visit_order_ties, lean
+            framework, pod, search, skip_single_node_scoring, visit_order_ties, lean, random_ties
         )
     state = CycleState()
     node_infos = framework.handle.snapshot.node_infos
@@ -321,6 +327,7 @@ def _schedule_sampled(
     skip_single_node_scoring: bool,
     visit_order_ties: bool = False,
     lean: bool = False,
+    random_ties: bool = False,
 ) -> CycleResult:
     # findNodesThatFitPod + findNodesThatPassFilters with parallelism 1. Nodes are
     # visited from nextStartNodeIndex; after K feasible nodes the scan goes on, recording
@@ -384,6 +391,7 @@ def _schedule_sampled(
                     (rows, visited, mask),
                     skip_single_node_scoring,
                     lean,
+                    random_ties,
                 )
     feasible_at: list[tuple[int, NodeInfo]] = []
     explicit: dict[str, Status] = {}
@@ -471,6 +479,7 @@ def _score_batch(
     search: tuple[IntArray, IntArray, BoolArray],
     skip_single_node_scoring: bool,
     lean: bool,
+    random_ties: bool,
 ) -> CycleResult:
     # _score for feasible nodes found in bulk: the same steps, arrays instead of dicts.
     rows, visited, mask = search
@@ -500,8 +509,10 @@ def _score_batch(
         for i, name in enumerate(names):
             result.scores[name] = {plugin: values[i] for plugin, values in columns.items()}
     tied = np.flatnonzero(totals == totals.max())
-    result.tied_nodes = tuple(table.node_names[rows[tied]].tolist())
-    pick = int(tied[0]) if len(tied) == 1 else upstream_pick(totals)
+    tied_names = table.node_names[rows[tied]]
+    # An object array of names reads as a sequence of them (len, index, iteration).
+    result.tied_nodes = cast("Sequence[str]", tied_names) if lean else tuple(tied_names.tolist())
+    pick = int(tied[0]) if len(tied) == 1 or (lean and random_ties) else upstream_pick(totals)
     result.selected_node = feasible[pick].name
     return result
 

@@ -307,7 +307,7 @@ def explain(
         )
         for info in snapshot.node_infos
     )
-    selected, tied, message = cycle.selected_node, cycle.tied_nodes, cycle.message
+    selected, tied, message = cycle.selected_node, tuple(cycle.tied_nodes), cycle.message
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, not {tie_break!r}")
     if tie_break == "random" and len(tied) > 1:

@@ -247,8 +247,8 @@ class NodeTable:
         "_node_columns",
         "_pending",
         "_usage",
-        "node_infos",
         "node_info_array",
+        "node_infos",
         "node_names",
         "row_of",
     )

@@ -203,6 +203,7 @@ def attempt(
     lean: bool = False,
     again: Callable[[Pod, CycleResult], Framework | None] | None = None,
     memo: FailureMemo | None = None,
+    random_ties: bool = False,
 ) -> Attempt:
     """One attempt of the loop without its writes: the profile serving ``pod``, its
     PreEnqueue plugins, topospread's refusals, then the cycle
@@ -211,7 +212,9 @@ def attempt(
     ``again`` (pod, result) may ask for the cycle to run once more, from the same start,
     with another framework (the inputs changed under it); ``memo`` answers a pod identical
     to the last one that fit nowhere, in a cluster unchanged since, without a cycle
-    (:class:`~topospread.engine.cycle.FailureMemo`). The loop calls this for every pod it pops;
+    (:class:`~topospread.engine.cycle.FailureMemo`); ``random_ties``: the caller picks among
+    the tied nodes at random (see :func:`~topospread.engine.cycle.schedule_one`). The loop
+    calls this for every pod it pops;
     the planners and audit call it for their what-ifs."""
     framework = frameworks.get(pod.scheduler_name)
     if framework is None:
@@ -230,13 +233,27 @@ def attempt(
         remembered = memo.lookup(framework, pod, search)
         if remembered is not None:
             return Attempt(framework, remembered)
-    result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
+    result = schedule_one(
+        framework,
+        pod,
+        search,
+        skip_single_node_scoring=True,
+        lean=lean,
+        random_ties=random_ties,
+    )
     other = again(pod, result) if again is not None else None
     if other is not None:
         if search is not None:
             search.next_start_node_index = first
         framework = other
-        result = schedule_one(framework, pod, search, skip_single_node_scoring=True, lean=lean)
+        result = schedule_one(
+            framework,
+            pod,
+            search,
+            skip_single_node_scoring=True,
+            lean=lean,
+            random_ties=random_ties,
+        )
     if memo is not None:
         memo.remember(framework, pod, first, search, result)
     return Attempt(framework, result)
@@ -351,6 +368,7 @@ class SchedulingLoop:
                 lean=True,
                 again=self._again,
                 memo=self.failures,
+                random_ties=self.tie_break is not None,
             )
             if tried.gated is not None:
                 self.queue.gate(info, tried.gated, pod)

@@ -382,7 +382,7 @@ class _World:
             return None, (), tried.message
         if cycle.selected_node is None:
             return None, (), cycle.message or "no node fits"
-        return cycle.selected_node, cycle.tied_nodes or (cycle.selected_node,), ""
+        return cycle.selected_node, tuple(cycle.tied_nodes) or (cycle.selected_node,), ""
 
 
 _TERMINAL = frozenset({"Succeeded", "Failed"})
