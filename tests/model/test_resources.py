@@ -23,6 +23,7 @@ from topospread.model.resources import (
     pod_request_amounts,
     pod_requests,
     pod_resource,
+    requests_signature,
     sum_pod_resources,
 )
 
@@ -253,3 +254,40 @@ def test_node_allocatable_reads_pods_count() -> None:
 def test_resource_name_kinds(name: str, extended: bool, scalar: bool) -> None:
     assert is_extended_resource_name(name) is extended
     assert is_scalar_resource_name(name) is scalar
+
+
+def _replica(
+    cpu: str = "100m", sidecar: bool = False, overhead: str = "", pod_level: str = ""
+) -> Pod:
+    """One replica of a template: an app container and an init container (or sidecar)."""
+    return pod(
+        (c(cpu=cpu, memory="64Mi"),),
+        (c(sidecar=sidecar, cpu="50m"),),
+        overhead={"cpu": overhead} if overhead else None,
+        pod_level={"cpu": pod_level} if pod_level else None,
+    )
+
+
+def test_replicas_of_one_template_share_a_requests_signature() -> None:
+    assert requests_signature(_replica()) == requests_signature(_replica())
+
+
+@pytest.mark.parametrize(
+    ("changed", "milli_cpu"),
+    [
+        ({}, 100),
+        ({"cpu": "200m"}, 200),
+        ({"sidecar": True}, 150),
+        ({"overhead": "10m"}, 110),
+        ({"pod_level": "2"}, 2000),
+    ],
+)
+def test_what_replicas_share_is_what_each_would_compute(changed: dict, milli_cpu: int) -> None:
+    # Warm the memo with the plain template, then ask for each variant twice.
+    pod_resource(_replica())
+    pod_requests(_replica())
+    first, second = _replica(**changed), _replica(**changed)
+    assert (requests_signature(first) == requests_signature(_replica())) == (not changed)
+    assert pod_resource(first).resource.milli_cpu == milli_cpu
+    assert pod_requests(second).milli_cpu == milli_cpu
+    assert pod_resource(second) is pod_resource(first)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
@@ -49,6 +49,7 @@ __all__ = [
     "pod_request_amounts",
     "pod_requests",
     "pod_resource",
+    "requests_signature",
     "sum_pod_resources",
 ]
 
@@ -322,13 +323,44 @@ class PodResource:
     non0_mem: int
 
 
+def requests_signature(pod: Pod) -> Hashable:
+    """Everything :func:`pod_request_amounts` reads of a pod, as a value: pods with equal
+    signatures (the replicas of one template) request exactly the same, so what is
+    computed from the requests of one serves the others."""
+    return (
+        tuple([tuple(c.requests.items()) for c in pod.containers]),
+        tuple([(c.restart_policy, tuple(c.requests.items())) for c in pod.init_containers]),
+        tuple(pod.overhead.items()),
+        None if pod.pod_resources_requests is None else tuple(pod.pod_resources_requests.items()),
+    )
+
+
+_BY_SIGNATURE_SIZE: Final = 4096
+_by_signature: dict[tuple[str, Hashable, bool], object] = {}
+"""Results per (function, :func:`requests_signature`, PodLevelResources gate); cleared
+when full (a cluster has far fewer pod shapes than pods)."""
+
+
+def _remember(key: tuple[str, Hashable, bool], value: object) -> None:
+    if len(_by_signature) >= _BY_SIGNATURE_SIZE:
+        _by_signature.clear()
+    _by_signature[key] = value
+
+
 def pod_requests(pod: Pod, *, pod_level_resources: bool = True) -> Resource:
     """The incoming pod's requests as NodeResourcesFit's PreFilter computes them.
 
     ``computePodResourceRequest``: ``PodRequests`` then ``SetMaxResource`` on an empty
-    Resource (so negative amounts read as 0 and ``pods`` is ignored).
+    Resource (so negative amounts read as 0 and ``pods`` is ignored). Memoised per
+    :func:`requests_signature`.
     """
-    return Resource.max_of(pod_request_amounts(pod, pod_level_resources=pod_level_resources))
+    key = ("pod_requests", requests_signature(pod), pod_level_resources)
+    hit = _by_signature.get(key)
+    if isinstance(hit, Resource):
+        return hit
+    result = Resource.max_of(pod_request_amounts(pod, pod_level_resources=pod_level_resources))
+    _remember(key, result)
+    return result
 
 
 def _non_missing_requests(requests: Mapping[str, Fraction], pod_level_set: bool) -> Amounts:
@@ -352,14 +384,22 @@ _cache: OrderedDict[tuple[int, bool], tuple[Pod, PodResource]] = OrderedDict()
 def pod_resource(pod: Pod, *, pod_level_resources: bool = True) -> PodResource:
     """What ``pod`` adds to its node's requested totals (``PodInfo.CalculateResource``).
 
-    Memoised per pod object (by identity, holding the pod), like PodInfo's cache.
+    Memoised per pod object (by identity, holding the pod), like PodInfo's cache, and per
+    :func:`requests_signature` (the same template's replicas, a pod and its assumed or
+    bound copy).
     """
     key = (id(pod), pod_level_resources)
     hit = _cache.get(key)
     if hit is not None and hit[0] is pod:
         _cache.move_to_end(key)
         return hit[1]
-    result = _calculate_pod_resource(pod, pod_level_resources)
+    shape = ("pod_resource", requests_signature(pod), pod_level_resources)
+    known = _by_signature.get(shape)
+    if isinstance(known, PodResource):
+        result = known
+    else:
+        result = _calculate_pod_resource(pod, pod_level_resources)
+        _remember(shape, result)
     _cache[key] = (pod, result)
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
@@ -53,6 +53,7 @@ from topospread.model.resources import (
     is_scalar_resource_name,
     node_allocatable,
     pod_request_amounts,
+    requests_signature,
     sum_pod_resources,
 )
 
@@ -92,6 +93,7 @@ class NodeUsage:
 
 
 _CACHE_SIZE: Final = 16384
+_REQUEST_LISTS_SIZE: Final = 1024
 _usage_cache: OrderedDict[tuple[int, bool], tuple[NodeInfo, int, NodeUsage]] = OrderedDict()
 
 
@@ -138,9 +140,15 @@ class ResourceAllocationScorer:
         """Whether the incoming pod's pod-level requests count (the scorer's own gate)."""
         self.node_pod_level_resources = node_pod_level_resources
         """The PodLevelResources gate as NodeInfo applies it to the pods already placed."""
+        self._request_lists: dict[Hashable, tuple[int, ...]] = {}
 
     def pod_request_list(self, pod: Pod) -> tuple[int, ...]:
-        """The pod's requests, one per configured resource (``calculatePodResourceRequestList``)."""
+        """The pod's requests, one per configured resource (``calculatePodResourceRequestList``);
+        memoised per :func:`requests_signature`."""
+        signature = requests_signature(pod)
+        known = self._request_lists.get(signature)
+        if known is not None:
+            return known
         amounts = pod_request_amounts(
             pod,
             pod_level_resources=self.pod_level_resources,
@@ -150,7 +158,11 @@ class ResourceAllocationScorer:
         for spec in self.resources:
             amount = amounts.get(spec.name, Fraction(0))
             out.append(math.ceil(amount * 1000) if spec.name == CPU else math.ceil(amount))
-        return tuple(out)
+        result = tuple(out)
+        if len(self._request_lists) >= _REQUEST_LISTS_SIZE:
+            self._request_lists.clear()
+        self._request_lists[signature] = result
+        return result
 
     @staticmethod
     def is_best_effort(pod_requests: Sequence[int]) -> bool:
