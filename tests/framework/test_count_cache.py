@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 from topospread.framework.node_info import Snapshot
 from topospread.model.labels import Selector
-from topospread.model.objects import LABEL_HOSTNAME, Node, NodeInclusionPolicy, ObjectMeta, Pod
+from topospread.model.objects import (
+    LABEL_HOSTNAME,
+    ContainerPort,
+    Node,
+    NodeInclusionPolicy,
+    ObjectMeta,
+    Pod,
+)
 from topospread.plugins.podtopologyspread.common import (
     Constraint,
     count_pods_match_selector,
@@ -69,6 +76,12 @@ _ops = st.lists(
         ),
         st.tuples(st.just("remove"), st.integers(0, 1000)),
         st.tuples(st.just("relabel-pod"), st.integers(0, 1000)),
+        st.tuples(
+            st.just("swap-pod"),
+            st.integers(0, 1000),
+            st.sampled_from(({}, {"app": "a"}, {"app": "b"}, {"app": "a", "zone": "z1"})),
+            st.booleans(),
+        ),
         st.tuples(st.just("add-node"), _domain, _domain),
         st.tuples(st.just("remove-node"), st.integers(0, 7)),
         st.tuples(st.just("relabel-node"), st.integers(0, 7), _domain, _domain),
@@ -164,6 +177,22 @@ def test_counters_equal_a_full_recount(initial, ops) -> None:
                 info.remove_pod(pod)
                 info.add_pod(new)
                 placed[index] = new
+        elif kind == "swap-pod" and placed:
+            # The bound object takes the assumed one's place (the informer's report of a
+            # bind, which may add labels): only the counters whose answer changed move.
+            _, index, labels, terminating = op
+            index %= len(placed)
+            pod = placed[index]
+            info = snapshot.get(pod.node_name)
+            if info is not None:
+                meta = replace(
+                    pod.metadata,
+                    labels=labels,
+                    deletion_timestamp="2026-01-01T00:00:00Z" if terminating else None,
+                )
+                new = replace(pod, metadata=meta)
+                assert info.replace_pod(pod, new)
+                placed[index] = new
         elif kind == "add-node":
             serial += 1
             snapshot.add_node(_node(f"m{serial}", op[1], op[2]))
@@ -194,3 +223,34 @@ def test_detached_nodes_do_not_report() -> None:
     assert removed is not None
     removed.add_pod(make_pod().name("q").node("n0").obj())
     assert counter.per_node == {}
+
+
+def test_a_swapped_pod_sits_where_removing_and_adding_it_would_put_it() -> None:
+    snapshot = Snapshot([_node("n0", "z1", None)])
+    info = snapshot.node_infos[0]
+    pods = [make_pod().name(f"p{i}").node("n0").obj() for i in range(3)]
+    for pod in pods:
+        info.add_pod(pod)
+    bound = replace(pods[0], metadata=replace(pods[0].metadata, labels={"zone": "z1"}))
+    generation = info.generation
+    assert info.replace_pod(pods[0], bound)
+    assert info.pods == [pods[1], pods[2], bound]
+    assert info.pods_in_namespace("default") == [pods[1], pods[2], bound]
+    assert info.generation > generation
+
+
+def test_a_pod_that_asks_for_more_is_not_swapped() -> None:
+    snapshot = Snapshot([_node("n0", "z1", None)])
+    info = snapshot.node_infos[0]
+    pod = make_pod().name("p").node("n0").requests(cpu="100m").obj()
+    info.add_pod(pod)
+    (container,) = pod.containers
+    with_port = replace(container, ports=(ContainerPort(container_port=80, host_port=8080),))
+    for other in (
+        make_pod().name("p").node("n0").requests(cpu="200m").obj(),
+        replace(pod, containers=(with_port,)),
+        make_pod().name("q").node("n0").requests(cpu="100m").obj(),
+        make_pod().name("p").node("n0").requests(cpu="100m").node_affinity_in("zone", "z1").obj(),
+    ):
+        assert not info.replace_pod(pod, other)
+    assert info.pods == [pod]

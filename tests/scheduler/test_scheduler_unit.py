@@ -311,3 +311,41 @@ def test_a_gang_that_times_out_is_unschedulable_and_forgotten():
         "FailedScheduling",
         "0/1 nodes are available: 1 rejected due to timeout after waiting 200ms at plugin Gang.",
     )
+
+
+def test_a_bind_reported_with_the_nodes_topology_labels_is_counted_with_them():
+    # v1.37's binding copies the node's topology labels onto the pod; the informer's
+    # report swaps the assumed object for the bound one, counters included.
+    api = Api()
+    scheduler = make(api)
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    snapshot = scheduler.cache.snapshot
+    zoned = snapshot.pod_counter(
+        "zoned", "default", lambda p: "topology.kubernetes.io/zone" in p.metadata.labels
+    )
+    assert zoned is not None
+    names = [f"p{i}" for i in range(6)]
+    for name in names:
+        scheduler.on_add(PODS, api_pod(name))
+    for _ in names:
+        scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    usage_before = snapshot.table().usage(True).req_cpu.tolist()
+    targets = {}
+    for bind in api.by_path("/binding"):
+        body = json.loads(bind.body)
+        targets[body["metadata"]["name"]] = body["target"]["name"]
+    for name, node_name in targets.items():
+        bound = api_pod(name)
+        bound["spec"]["nodeName"] = node_name
+        zone = scheduler.cache.nodes[node_name].metadata.labels["topology.kubernetes.io/zone"]
+        bound["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone
+        scheduler.on_update(PODS, api_pod(name), bound)
+    assert not any(cached.assumed for cached in scheduler.cache.pods.values())
+    assert snapshot.table().usage(True).req_cpu.tolist() == usage_before
+    for info in snapshot.node_infos:
+        on_node = sorted(p.name for p in info.pods)
+        assert on_node == sorted(n for n, target in targets.items() if target == info.name)
+        assert all("topology.kubernetes.io/zone" in p.labels for p in info.pods)
+        assert zoned.count(info.name) == len(on_node)

@@ -26,6 +26,7 @@ from topospread.model.objects import (
     StatefulSet,
 )
 from topospread.model.resource import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
+from topospread.model.resources import requests_signature
 from topospread.model.storage import (
     CSIDriver,
     CSINode,
@@ -125,6 +126,54 @@ class NodeInfo:
                     self.snapshot._pod_changed(self, existing, -1)
                 return True
         return False
+
+    def replace_pod(self, old: Pod, new: Pod) -> bool:
+        """Exactly ``remove_pod(old)`` then ``add_pod(new)``, cheaper, for a pod whose
+        newer object takes up what the older one did: the same namespace and name,
+        requests (:func:`requests_signature`), host ports and affinity terms, as when the
+        informer reports the bind of a pod assumed here (only labels, conditions and
+        such differ). The counters recount the pod only where their predicate's answer
+        changed, and the node table's usage is untouched. False, with nothing done, when
+        the pods differ in more than that or ``old`` is not here."""
+        if (
+            old.namespace != new.namespace
+            or old.name != new.name
+            or old.affinity != new.affinity
+            or requests_signature(old) != requests_signature(new)
+        ):
+            return False
+        ports = _host_port_keys(old)
+        if ports != _host_port_keys(new):
+            return False
+        index = next(
+            (
+                i
+                for i, pod in enumerate(self.pods)
+                if pod.namespace == old.namespace and pod.name == old.name
+            ),
+            None,
+        )
+        if index is None:
+            return False
+        # The same list order as removing the old object and appending the new one.
+        existing = self.pods.pop(index)
+        self.pods.append(new)
+        group = self._by_namespace[new.namespace]
+        group.remove(existing)
+        group.append(new)
+        affinity = existing.affinity
+        if affinity is not None and affinity.has_pod_affinity:
+            _remove_identical(self.pods_with_affinity, existing)
+            self.pods_with_affinity.append(new)
+            if affinity.pod_anti_affinity_required:
+                _remove_identical(self.pods_with_required_anti_affinity, existing)
+                self.pods_with_required_anti_affinity.append(new)
+        if ports:
+            self.dropped_ports = self.dropped_ports - ports  # (dropped | ports) - ports
+        self.generation += 1
+        if self.snapshot is not None:
+            self.snapshot._pod_replaced(self, existing, new)
+        return True
 
     def clone(self) -> NodeInfo:
         """An independent copy with the same pods, attached to no snapshot (``Snapshot()``)."""
@@ -318,7 +367,9 @@ class PodCounter:
     deletionTimestamp change only by removing it and adding the new object, so the
     predicate gives the same answer at removal as at addition; (2) every pod enters or
     leaves a node of the snapshot through ``NodeInfo.add_pod``/``remove_pod`` (which call
-    back here) or with its node through ``Snapshot.add_node``/``remove_node``; (3) node
+    back here), is swapped for its newer object through ``NodeInfo.replace_pod`` (which
+    moves the count by the difference of the predicate's answers), or comes and goes
+    with its node through ``Snapshot.add_node``/``remove_node``; (3) node
     objects change only through ``Snapshot.update_node``, which drops the domain totals
     (node labels decide domains) — per-node counts survive, since pods did not move.
     """
@@ -524,21 +575,34 @@ class Snapshot:
             if affinity.pod_anti_affinity_required:
                 self._anti_affinity_pods += delta
         for counter in self._counters.values():
-            if counter.namespace != pod.namespace or not counter.predicate(pod):
+            if counter.namespace == pod.namespace and counter.predicate(pod):
+                self._count(counter, info, delta)
+
+    def _count(self, counter: PodCounter, info: NodeInfo, delta: int) -> None:
+        per_node = counter.per_node
+        name = info.name
+        per_node[name] = per_node.get(name, 0) + delta
+        if counter.column is not None:
+            table, column = counter.column
+            if table is self._table:
+                column[table.row_of[name]] += delta
+            else:
+                counter.column = None
+        for domains in counter.domains.values():
+            value = domains.domain_of(info.node)
+            if value is not None:
+                domains.totals[value] += delta
+
+    def _pod_replaced(self, info: NodeInfo, old: Pod, new: Pod) -> None:
+        # Called by NodeInfo.replace_pod: the pod's requests, ports and affinity are the
+        # same, so only the counters whose predicate answers otherwise move.
+        self.generation += 1
+        for counter in self._counters.values():
+            if counter.namespace != new.namespace:
                 continue
-            per_node = counter.per_node
-            name = info.name
-            per_node[name] = per_node.get(name, 0) + delta
-            if counter.column is not None:
-                table, column = counter.column
-                if table is self._table:
-                    column[table.row_of[name]] += delta
-                else:
-                    counter.column = None
-            for domains in counter.domains.values():
-                value = domains.domain_of(info.node)
-                if value is not None:
-                    domains.totals[value] += delta
+            delta = int(counter.predicate(new)) - int(counter.predicate(old))
+            if delta:
+                self._count(counter, info, delta)
 
     def _nodes_changed(self) -> None:
         # Node labels and node order decide domains and their order: rebuild on next use.

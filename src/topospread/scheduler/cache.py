@@ -212,9 +212,26 @@ class SchedulerCache:
             if existing is not None:
                 if existing.pod == pod and not existing.assumed:
                     return
+                if existing.assumed and self._confirm(existing.pod, pod):
+                    return
                 self._unplace(existing.pod)
             self.pods[pod.key] = CachedPod(pod)
             self._place(pod)
+
+    def _confirm(self, assumed: Pod, bound: Pod) -> bool:
+        # The informer's report of the bind of an assumed pod, on the node it was assumed
+        # on: the bound object takes the assumed one's place without the counts being
+        # undone and redone (NodeInfo.replace_pod), as the bind changes no request. The
+        # binding may add the node's topology labels to the pod (v1.37), which the
+        # counters see.
+        if assumed.node_name != bound.node_name or assumed.metadata.uid != bound.metadata.uid:
+            return False
+        info = self.snapshot.get(bound.node_name)
+        if info is None or not info.replace_pod(assumed, bound):
+            return False
+        self.pods[bound.key] = CachedPod(bound)
+        self._on_node[bound.node_name][bound.key] = bound
+        return True
 
     def remove_pod(self, key: str) -> Pod | None:
         """``RemovePod``: the pod is gone (deleted, terminal); returns what was cached."""
