@@ -73,6 +73,7 @@ __all__ = [
     "Decoded",
     "decode_documents",
     "decode_object",
+    "decode_pod_update",
     "decode_workload",
     "describe_document",
     "validate_metadata",
@@ -358,25 +359,13 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
             for g, p in r.items(spec, "schedulingGates", "spec")
         ),
         volume_claims=tuple(claims),
-        nominated_node_name=r.string(status, "nominatedNodeName", "status"),
-        phase=r.string(status, "phase", "status"),
+        **_pod_status(r, status),
         resource_claims=tuple(
             r.string(c, "name", p) if isinstance(c, dict) else ""
             for c, p in r.items(spec, "resourceClaims", "spec")
         ),
         **_resource_claim_fields(r, spec, status),
         preemption_policy=r.opt_string(spec, "preemptionPolicy", "spec"),
-        start_time=_time(r, status, "startTime", "status"),
-        conditions=r.objects(
-            status,
-            "conditions",
-            "status",
-            lambda c, p: PodCondition(
-                type=r.string(c, "type", p),
-                status=r.string(c, "status", p),
-                reason=r.string(c, "reason", p),
-            ),
-        ),
         host_network=bool(r.boolean(spec, "hostNetwork", "spec")),
         host_users=r.boolean(spec, "hostUsers", "spec"),
         pod_resources_limits=(
@@ -392,6 +381,71 @@ def _pod(r: _Reader, doc: Mapping[str, Any]) -> Pod:
         volumes=tuple(volumes),
         runtime_class_name=r.opt_string(spec, "runtimeClassName", "spec"),
     )
+
+
+def _pod_status(r: _Reader, status: Mapping[str, Any]) -> dict[str, Any]:
+    # The Pod fields read from status (but resourceClaimStatuses, read with the spec's
+    # claims), as keyword arguments.
+    return {
+        "nominated_node_name": r.string(status, "nominatedNodeName", "status"),
+        "phase": r.string(status, "phase", "status"),
+        "start_time": _time(r, status, "startTime", "status"),
+        "conditions": r.objects(
+            status,
+            "conditions",
+            "status",
+            lambda c, p: PodCondition(
+                type=r.string(c, "type", p),
+                status=r.string(c, "status", p),
+                reason=r.string(c, "reason", p),
+            ),
+        ),
+    }
+
+
+def decode_pod_update(
+    doc: Mapping[str, Any], previous_doc: Mapping[str, Any], previous: Pod, source: str = ""
+) -> KubeObject | None:
+    """:func:`decode_object` of ``doc``, a newer version of the pod ``previous`` was
+    decoded from (``previous_doc``): when the two specs are equal but for ``nodeName``
+    (a bind, a status or label update), the spec is not read again and the new pod is
+    ``previous`` with the new metadata, node name and status. Otherwise, or for a pod
+    with resource claims (whose fields mix spec and status), the whole of ``doc`` is
+    decoded."""
+    spec = doc.get("spec")
+    old_spec = previous_doc.get("spec")
+    if (
+        doc.get("kind") != "Pod"
+        or doc.get("apiVersion") != "v1"
+        or previous_doc.get("kind") != "Pod"
+        or previous_doc.get("apiVersion") != "v1"
+        or not isinstance(spec, dict)
+        or not isinstance(old_spec, dict)
+        or "resourceClaims" in spec
+        or not _same_but_node_name(spec, old_spec)
+    ):
+        return decode_object(doc, source)
+    r = _Reader()
+    meta = _meta(r, doc, namespaced=True)
+    status = r.obj(doc, "status", "") or {}
+    node_name = r.string(spec, "nodeName", "spec")
+    fields = _pod_status(r, status)
+    if r.errors:
+        raise DecodeError(_describe(source, doc), r.errors)
+    if meta.namespace != previous.metadata.namespace:
+        return decode_object(doc, source)  # volumes read the namespace
+    return replace(previous, metadata=meta, node_name=node_name, **fields)
+
+
+def _same_but_node_name(spec: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    if spec.get("nodeName") == old.get("nodeName"):
+        return spec == old
+    if len(spec) - ("nodeName" in spec) != len(old) - ("nodeName" in old):
+        return False
+    return all(old.get(key, _ABSENT) == value for key, value in spec.items() if key != "nodeName")
+
+
+_ABSENT: Final = object()
 
 
 def _toleration(r: _Reader, t: Mapping[str, Any], p: str) -> Toleration:

@@ -27,7 +27,7 @@ from typing import Any
 
 from topospread.errors import DecodeError
 from topospread.framework.node_info import ClusterObjects, Snapshot
-from topospread.model.decode import decode_object
+from topospread.model.decode import decode_object, decode_pod_update
 from topospread.model.objects import (
     KubeObject,
     Namespace,
@@ -50,7 +50,7 @@ from topospread.model.storage import (
     VolumeAttachment,
 )
 
-__all__ = ["CachedPod", "SchedulerCache", "decode_one"]
+__all__ = ["CachedPod", "SchedulerCache", "decode_one", "decode_pod"]
 
 log = logging.getLogger("topospread.scheduler.cache")
 
@@ -67,6 +67,21 @@ def decode_one(raw: dict[str, Any], source: str = "informer") -> KubeObject | No
         return decode_object(raw, "")
     except DecodeError as error:
         log.warning("object skipped: %s", DecodeError(source, error.errors))
+        return None
+
+
+def decode_pod(
+    raw: dict[str, Any], previous: tuple[dict[str, Any], Pod] | None
+) -> KubeObject | None:
+    """:func:`decode_one` of a pod event, given the last version of the same pod and what
+    it decoded to: a bind or a status update leaves the spec as it was, and the spec is
+    then not read again (:func:`~topospread.model.decode.decode_pod_update`)."""
+    if previous is None:
+        return decode_one(raw)
+    try:
+        return decode_pod_update(raw, previous[0], previous[1], "")
+    except DecodeError as error:
+        log.warning("object skipped: %s", DecodeError("informer", error.errors))
         return None
 
 

@@ -56,7 +56,7 @@ from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
 from topospread.framework.waiting import WaitingPods
 from topospread.model.kinds import KINDS
-from topospread.model.objects import Node, Pod
+from topospread.model.objects import KubeObject, Node, Pod
 from topospread.model.resources import pod_request_amounts
 from topospread.plugins.registry import registry as plugin_registry
 from topospread.scheduler.api import (
@@ -66,7 +66,7 @@ from topospread.scheduler.api import (
     truncate_message,
 )
 from topospread.scheduler.binding import ApiBinding
-from topospread.scheduler.cache import OBJECT_FIELDS, SchedulerCache, decode_one
+from topospread.scheduler.cache import OBJECT_FIELDS, SchedulerCache, decode_one, decode_pod
 from topospread.scheduler.informer import Reflector, StreamingTransport, object_key
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
@@ -141,6 +141,9 @@ class Scheduler:
         """Pods waiting at Permit, shared by the profiles."""
         self._frameworks: dict[str, Framework] = {}
         self._frameworks_generation = -1
+        self._decoded_pods: dict[str, tuple[dict[str, Any], Pod]] = {}
+        """Pod key -> the last version the pod informer delivered and what it decoded to
+        (the next version's spec is usually the same: see :func:`decode_pod`)."""
         # buildQueueingHintMap: each profile's requeue events, from its enabled plugins;
         # the profiles' QueueSort orders activeQ.
         frameworks = self.frameworks()
@@ -303,6 +306,7 @@ class Scheduler:
         """An object is gone."""
         key = object_key(obj)
         if resource is PODS:
+            self._decoded_pods.pop(key, None)
             self.queue.delete(key)
             uid = (obj.get("metadata") or {}).get("uid") or key
             if self.waiting_pods.reject(uid, "", "removed"):
@@ -324,11 +328,17 @@ class Scheduler:
                 self.cache.delete_object(field, f"{meta.get('namespace', '')}/{meta.get('name')}")
                 self._object_event(resource, ActionType.DELETE, decode_one(obj), None)
 
+    def _decode_pod(self, key: str, new: dict[str, Any]) -> KubeObject | None:
+        pod = decode_pod(new, self._decoded_pods.get(key))
+        if isinstance(pod, Pod):
+            self._decoded_pods[key] = (new, pod)
+        return pod
+
     def _pod_changed(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         spec = _spec(new)
         key = object_key(new)
         if spec.get("nodeName"):
-            pod = decode_one(new)
+            pod = self._decode_pod(key, new)
             if not isinstance(pod, Pod):
                 return
             was_assigned = old is not None and bool(_spec(old).get("nodeName"))
@@ -353,7 +363,7 @@ class Scheduler:
         if (new.get("metadata") or {}).get("deletionTimestamp"):
             self.queue.delete(key)  # skipPodSchedule: being deleted
             return
-        pod = decode_one(new)
+        pod = self._decode_pod(key, new)
         if isinstance(pod, Pod):
             if old is None:
                 self.queue.add(pod, new)
