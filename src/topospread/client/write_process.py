@@ -81,9 +81,7 @@ def _write_frame(stream: IO[bytes], lock: threading.Lock, payload: object) -> No
 
 
 def _read_frames(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
-    """``(request id, payload)`` frames until the pipe closes: a request's payload is its
-    fields and whether a successful answer may leave its body out; an answer's, the
-    outcome."""
+    """``(request id, payload)`` frames until the pipe closes."""
     while True:
         header = stream.read(_HEADER.size)
         if len(header) < _HEADER.size:
@@ -115,10 +113,6 @@ class _Waiter:
         return self.arrived.acquire(timeout=timeout)
 
 
-Done = Callable[[Response | ClusterError], object]
-"""What :meth:`WriteProcessTransport.send_async` calls with a write's outcome."""
-
-
 class _Child:
     """One writing process, the pipes to it, and the thread that reads its answers."""
 
@@ -143,7 +137,7 @@ class _Child:
         self.writer = open(to_child_write, "wb")  # noqa: SIM115 - closed by close()
         self.reader = open(from_child_read, "rb")  # noqa: SIM115 - closed by the reading thread
         self.lock = threading.Lock()
-        self.pending: dict[int, _Waiter | Done] = {}
+        self.pending: dict[int, _Waiter] = {}
         self.started = time.monotonic()
 
     def close_writer(self) -> None:
@@ -208,8 +202,23 @@ class WriteProcessTransport:
         """A read through the local transport; a write through a child, waiting for it."""
         if request.method in READ_METHODS:
             return self.local.send(request)
+        request_id = next(self._ids)
         waiter = _Waiter()
-        request_id, child = self._hand_over(request, waiter, brief=False)
+        with self._state:
+            if self._closed:
+                raise ClusterUnreachable(f"cannot connect to {self.server}: transport closed")
+            child = self._children[request_id % len(self._children)]
+            child.pending[request_id] = waiter
+            self.writes += 1
+        try:
+            # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
+            fields = (request.method, request.path, request.query, request.body)
+            _write_frame(child.writer, child.lock, (request_id, (*fields, request.content_type)))
+        except (OSError, ValueError):
+            child.pending.pop(request_id, None)
+            raise ClusterUnreachable(
+                f"cannot connect to {self.server}: the write process exited"
+            ) from None
         if not waiter.wait(self.answer_timeout):
             child.pending.pop(request_id, None)
             raise ClusterUnreachable(f"cannot connect to {self.server}: timed out")
@@ -218,37 +227,6 @@ class WriteProcessTransport:
             raise result
         assert result is not None
         return result
-
-    def send_async(self, request: Request, done: Done) -> None:
-        """A write through a child without waiting for it: ``done`` gets the outcome, on
-        the thread that reads the child's answers (it must not block), with the body
-        only when the status is an error. Raises :class:`ClusterUnreachable` at once
-        when no child can take the write."""
-        if request.method in READ_METHODS:
-            raise ValueError("send_async is for writes")
-        self._hand_over(request, done, brief=True)
-
-    def _hand_over(
-        self, request: Request, answer: _Waiter | Done, *, brief: bool
-    ) -> tuple[int, _Child]:
-        request_id = next(self._ids)
-        with self._state:
-            if self._closed:
-                raise ClusterUnreachable(f"cannot connect to {self.server}: transport closed")
-            child = self._children[request_id % len(self._children)]
-            child.pending[request_id] = answer
-            self.writes += 1
-        try:
-            # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
-            fields = (request.method, request.path, request.query, request.body)
-            frame = (request_id, ((*fields, request.content_type), brief))
-            _write_frame(child.writer, child.lock, frame)
-        except (OSError, ValueError):
-            child.pending.pop(request_id, None)
-            raise ClusterUnreachable(
-                f"cannot connect to {self.server}: the write process exited"
-            ) from None
-        return request_id, child
 
     def stream(
         self,
@@ -262,23 +240,22 @@ class WriteProcessTransport:
 
     def _read_answers(self, child: _Child) -> None:
         for request_id, answer in _read_frames(child.reader):
-            waiting = child.pending.pop(request_id, None)
-            if waiting is not None:
+            waiter = child.pending.pop(request_id, None)
+            if waiter is not None:
                 # (status, body, headers), or the ClusterError the child's send raised.
-                _settle(waiting, answer if isinstance(answer, ClusterError) else Response(*answer))
+                waiter.settle(answer if isinstance(answer, ClusterError) else Response(*answer))
         child.reader.close()
         status = child.process.wait()
         with self._state:
             orphans = list(child.pending.values())
             child.pending.clear()
             closed = self._closed
-        for waiting in orphans:
-            _settle(
-                waiting,
+        for waiter in orphans:
+            waiter.settle(
                 ClusterUnreachable(
                     f"cannot connect to {self.server}: the write process exited "
                     f"with status {status}"
-                ),
+                )
             )
         if closed:
             return
@@ -311,22 +288,12 @@ class WriteProcessTransport:
         self.local.close()
 
 
-def _settle(waiting: _Waiter | Done, result: Response | ClusterError) -> None:
-    if isinstance(waiting, _Waiter):
-        waiting.settle(result)
-        return
-    try:
-        waiting(result)
-    except Exception:  # the reading thread must go on for the other writes
-        log.exception("a write's completion failed")
-
-
 def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]) -> None:
     transport = settings.connect()
     lock = threading.Lock()
     parent = os.getppid()
 
-    def answer(request_id: int, request: Request, brief: bool) -> None:
+    def answer(request_id: int, request: Request) -> None:
         # A parent that died (SIGKILL, a lost Lease) no longer decides anything: the
         # writes still in the pipe are its stale decisions, so they are not sent.
         if os.getppid() != parent:
@@ -334,11 +301,7 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
         result: tuple[int, bytes, Mapping[str, str]] | ClusterError
         try:
             response = transport.send(request)
-            if brief and response.status < 300:
-                # send_async: the caller reads the body of an error only.
-                result = (response.status, b"", {})
-            else:
-                result = (response.status, response.data, response.headers)
+            result = (response.status, response.data, response.headers)
         except ClusterError as error:
             result = error
         except Exception as error:  # every failure must reach the caller
@@ -348,8 +311,8 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
             _write_frame(answers, lock, (request_id, result))
 
     with ThreadPoolExecutor(settings.pool_size, thread_name_prefix="write") as executor:
-        for request_id, (fields, brief) in _read_frames(requests):
-            executor.submit(answer, request_id, Request(*fields), brief)
+        for request_id, fields in _read_frames(requests):
+            executor.submit(answer, request_id, Request(*fields))
 
 
 def main(argv: list[str]) -> int:

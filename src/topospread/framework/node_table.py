@@ -151,9 +151,8 @@ class UsageColumns:
         """``compute(rows)`` over every row, memoised under ``key`` and kept current:
         the rows whose usage changed since the last call are computed again, by
         ``compute_row(row)`` when they are few. Read-only. None when ``compute`` returns
-        None (it cannot answer in bulk, e.g. a quantity too large for exact int64
-        arithmetic): remembered until this table is replaced, the callers answering for
-        the rows they need as they would without a kept column.
+        None (it cannot answer in bulk): remembered, as such a refusal comes from the node
+        objects or the key, until this table is replaced.
 
         CAVEAT: both functions must depend only on what ``key`` determines, the node
         objects (a node change builds a new table) and the node's pods as counted here

@@ -68,8 +68,7 @@ class RateLimitedTransport:
         """The inner transport's server."""
         return self.inner.server
 
-    def take(self) -> None:
-        """Wait for a token (client-go's token bucket)."""
+    def _take(self) -> None:
         if self.qps <= 0:
             return
         with self._lock:
@@ -89,7 +88,7 @@ class RateLimitedTransport:
 
     def send(self, request: Request) -> Response:
         """Wait for a token, then send."""
-        self.take()
+        self._take()
         return self.inner.send(request)
 
     def stream(
@@ -143,26 +142,6 @@ def delete_pod(transport: Transport, pod: Pod) -> Response:
     return transport.send(Request("DELETE", _pod_path(pod), body=json.dumps(body).encode()))
 
 
-AsyncSend = Callable[[Request, Callable[[Response | ClusterError], object]], None]
-"""``send_async`` of a transport that writes without waiting (the write processes)."""
-
-
-def async_sender(transport: Transport) -> AsyncSend | None:
-    """The transport's ``send_async``, behind its rate limiter when it has one; None when
-    every write waits for its answer."""
-    inner = transport.inner if isinstance(transport, RateLimitedTransport) else transport
-    send_async: AsyncSend | None = getattr(inner, "send_async", None)
-    if send_async is None or not isinstance(transport, RateLimitedTransport):
-        return send_async
-    limiter = transport
-
-    def limited(request: Request, done: Callable[[Response | ClusterError], object]) -> None:
-        limiter.take()
-        send_async(request, done)
-
-    return limited
-
-
 @dataclass(slots=True)
 class _Posted:
     name: str
@@ -180,10 +159,6 @@ class EventRecorder:
     ) -> None:
         self.transport = transport
         self.hostname = hostname
-        self._send_async = async_sender(transport)
-        """Where the transport can write without waiting (the write processes), a new
-        Event is handed over and its answer handled when it comes, so a sender is not
-        held for the round trip."""
         self._queue: queue_module.Queue[tuple[Any, ...] | None] = queue_module.Queue(capacity)
         self._posted: dict[tuple[str, ...], _Posted] = {}
         self._lock = threading.Lock()
@@ -298,51 +273,18 @@ class EventRecorder:
                 "uid": related.metadata.uid,
             }
         path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
-        request = Request("POST", path, body=json.dumps(body).encode())
-        posted = _Posted(name, pod.namespace, 1, now)
-        if self._send_async is None:
-            outcome = self.transport.send(request)
-            if self._answered(key, posted, pod.key, reason, outcome):
-                self._record(key, posted)
-            return
-        # Counted as posted until its answer says otherwise: the next isomorphic Event
-        # patches this one's series (a patch that comes too early finds no Event and
-        # posts one, as after a failed patch).
-        self._record(key, posted)
-        self._send_async(
-            request, lambda outcome: self._answered(key, posted, pod.key, reason, outcome)
-        )
-
-    def _answered(
-        self,
-        key: tuple[str, ...],
-        posted: _Posted,
-        pod_key: str,
-        reason: str,
-        outcome: Response | ClusterError,
-    ) -> bool:
-        # True when the Event was posted; a failed one is no longer counted as posted.
-        if isinstance(outcome, ClusterError):
-            log.warning("cannot post an event: %s", outcome)
-        elif outcome.status >= 300:
+        response = self.transport.send(Request("POST", path, body=json.dumps(body).encode()))
+        if response.status >= 300:
             log.warning(
                 "event not posted: HTTP %s",
-                outcome.status,
-                extra={"pod": pod_key, "reason": reason},
+                response.status,
+                extra={"pod": pod.key, "reason": reason},
             )
-        else:
-            with self._lock:
-                self.posted += 1
-            return True
+            return
         with self._lock:
-            if self._posted.get(key) is posted:
-                del self._posted[key]
-        return False
-
-    def _record(self, key: tuple[str, ...], posted: _Posted) -> None:
-        with self._lock:
+            self.posted += 1
             if len(self._posted) > 50_000:
                 self._posted = {
-                    k: v for k, v in self._posted.items() if posted.first - v.first < SERIES_WINDOW
+                    k: v for k, v in self._posted.items() if now - v.first < SERIES_WINDOW
                 }
-            self._posted[key] = posted
+            self._posted[key] = _Posted(name, pod.namespace, 1, now)
