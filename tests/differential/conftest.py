@@ -172,6 +172,20 @@ class Oracle:
             raise RuntimeError(f"oracle batch gave no answer for {missing[:5]}: {stderr.strip()}")
         return responses
 
+    def bench(self, workload: dict[str, Any], directory: Path) -> list[str]:
+        """``oracle bench``: every pod of ``workload`` placed one after the other by
+        upstream's cycle at parallelism 1; one placement line per pod."""
+        source = directory / "workload.json"
+        source.write_text(json.dumps(workload), encoding="utf-8")
+        placements = directory / "go.tsv"
+        subprocess.run(
+            [str(self.binary), "bench", "--input", str(source), "--placements", str(placements)],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        return placements.read_text(encoding="utf-8").splitlines()
+
 
 @pytest.fixture(scope="session")
 def oracle_lookup() -> tuple[Path | None, str]:

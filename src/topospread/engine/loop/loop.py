@@ -233,27 +233,14 @@ def attempt(
         remembered = memo.lookup(framework, pod, search)
         if remembered is not None:
             return Attempt(framework, remembered)
-    result = schedule_one(
-        framework,
-        pod,
-        search,
-        skip_single_node_scoring=True,
-        lean=lean,
-        random_ties=random_ties,
-    )
+    options = {"skip_single_node_scoring": True, "lean": lean, "random_ties": random_ties}
+    result = schedule_one(framework, pod, search, **options)
     other = again(pod, result) if again is not None else None
     if other is not None:
         if search is not None:
             search.next_start_node_index = first
         framework = other
-        result = schedule_one(
-            framework,
-            pod,
-            search,
-            skip_single_node_scoring=True,
-            lean=lean,
-            random_ties=random_ties,
-        )
+        result = schedule_one(framework, pod, search, **options)
     if memo is not None:
         memo.remember(framework, pod, first, search, result)
     return Attempt(framework, result)
