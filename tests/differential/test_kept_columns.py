@@ -22,6 +22,7 @@ from topospread.engine.cluster import Cluster
 from topospread.framework.config.decode import default_configuration
 from topospread.model.decode import decode_documents
 from topospread.model.objects import Pod
+from topospread.testing.live import pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -34,30 +35,6 @@ def node(name: str, zone: str, cpu: str, memory: str) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {"name": name, "labels": {ZONE: zone, HOST: name}},
         "status": {"allocatable": resources, "capacity": resources},
-    }
-
-
-def pod(
-    name: str,
-    app: str,
-    requests: dict[str, str],
-    *,
-    node_name: str = "",
-    spread: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "c", "image": "pause"}
-    if requests:
-        container["resources"] = {"requests": requests}
-    spec: dict[str, Any] = {"containers": [container]}
-    if node_name:
-        spec["nodeName"] = node_name
-    if spread:
-        spec["topologySpreadConstraints"] = spread
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
-        "spec": spec,
     }
 
 

@@ -152,17 +152,16 @@ def pod(
     node_name: str = "",
     spread: list[dict[str, Any]] | None = None,
     cpu: str = "100m",
+    requests: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A Pod, bound to ``node_name`` if given (created bound, as a kubelet-less test can)."""
-    spec: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "app",
-                "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
-            }
-        ]
-    }
+    """A Pod, bound to ``node_name`` if given (created bound, as a kubelet-less test can).
+    Its container requests ``cpu`` and 64Mi of memory, or exactly ``requests`` when given
+    (none at all for ``{}``)."""
+    container: dict[str, Any] = {"name": "app", "image": "registry.k8s.io/pause:3.10"}
+    wanted = {"cpu": cpu, "memory": "64Mi"} if requests is None else dict(requests)
+    if wanted:
+        container["resources"] = {"requests": wanted}
+    spec: dict[str, Any] = {"containers": [container]}
     if node_name:
         spec["nodeName"] = node_name
     if spread:
