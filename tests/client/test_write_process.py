@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from topospread.client.config import connect
-from topospread.client.transport import Request
+from topospread.client.transport import Request, Response
 from topospread.client.write_process import ConnectionSettings, WriteProcessTransport
 from topospread.errors import ClusterUnreachable
 from topospread.testing.scheduling import wait_for
@@ -110,6 +110,76 @@ def test_a_child_that_dies_fails_its_writes_and_is_started_again(writes, unique_
     wait_for(lambda: writes.restarts == 1, 10, what="the child to be started again")
     assert [process.pid for process in writes.children] != [child]
     assert post(writes, unique_name("after")) == 201
+
+
+def test_a_write_sent_without_waiting_reports_its_outcome_when_it_comes(writes, unique_name):
+    name = unique_name("async")
+    outcomes: list[object] = []
+    arrived = threading.Event()
+
+    def done(outcome: object) -> None:
+        outcomes.append(outcome)
+        arrived.set()
+
+    body = config_map(name)
+    writes.send_async(Request("POST", "/api/v1/namespaces/default/configmaps", body=body), done)
+    assert arrived.wait(10)
+    arrived.clear()
+    writes.send_async(Request("POST", "/api/v1/namespaces/default/configmaps", body=body), done)
+    assert arrived.wait(10)
+
+    created, refused = outcomes
+    assert isinstance(created, Response)
+    assert created.status == 201
+    assert created.data == b""  # a successful answer leaves its body in the child
+    assert isinstance(refused, Response)
+    assert refused.status == 409
+    assert json.loads(refused.data)["reason"] == "AlreadyExists"
+    with pytest.raises(ValueError, match="writes"):
+        writes.send_async(Request("GET", "/api/v1/namespaces/default/configmaps"), done)
+
+
+def test_a_write_sent_without_waiting_to_a_child_that_dies_fails(writes, unique_name):
+    (child,) = [process.pid for process in writes.children]
+    os.kill(child, signal.SIGSTOP)
+    outcomes: list[object] = []
+    request = Request(
+        "POST", "/api/v1/namespaces/default/configmaps", body=config_map(unique_name("lost"))
+    )
+    writes.send_async(request, outcomes.append)
+    wait_for(lambda: writes.in_flight == 1, 10, what="the write to reach the stopped child")
+    os.kill(child, signal.SIGKILL)
+    wait_for(lambda: bool(outcomes), 10, what="the write to fail")
+
+    (failure,) = outcomes
+    assert isinstance(failure, ClusterUnreachable)
+    assert "the write process exited with status -9" in str(failure)
+
+
+def test_a_write_sent_without_waiting_to_a_child_that_hangs_times_out(
+    admin_kubeconfig, unique_name
+):
+    transport = WriteProcessTransport(
+        connect(admin_kubeconfig).transport,
+        ConnectionSettings(str(admin_kubeconfig)),
+        answer_timeout=1.5,
+    )
+    (child,) = [process.pid for process in transport.children]
+    try:
+        os.kill(child, signal.SIGSTOP)
+        outcomes: list[object] = []
+        request = Request(
+            "POST", "/api/v1/namespaces/default/configmaps", body=config_map(unique_name("hung"))
+        )
+        transport.send_async(request, outcomes.append)
+        wait_for(lambda: bool(outcomes), 10, what="the write to time out")
+        (failure,) = outcomes
+        assert isinstance(failure, ClusterUnreachable)
+        assert str(failure).endswith(": timed out")
+        assert transport.in_flight == 0
+    finally:
+        os.kill(child, signal.SIGKILL)
+        transport.close()
 
 
 def test_an_unreachable_server_is_one_line_naming_it(tmp_path):

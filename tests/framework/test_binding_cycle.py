@@ -191,3 +191,83 @@ def test_the_default_profile_runs_the_volume_and_claim_binding_cycles_in_upstrea
     assert fw.queue_sort_plugin.name == "PrioritySort"
     # The binding cycle's upstream-only plugins are not reported as unimplemented.
     assert not {"reserve", "pre_bind", "bind", "permit", "pre_enqueue"} & set(fw.unimplemented)
+
+
+class PreFlightRecorder(Recorder):
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        return self._run("pre_flight")
+
+
+class AsyncBinder(Recorder):
+    """Binds without waiting: holds ``done`` until the test answers, or refuses."""
+
+    def __init__(self, name: str, log: list[str], *, accepts: bool = True) -> None:
+        super().__init__(name, log)
+        self.accepts = accepts
+        self.pending: list = []
+
+    def bind_async(self, state, pod, node_name, done):
+        self.log.append(f"{self.name}.bind_async")
+        if self.accepts:
+            self.pending.append(done)
+        return self.accepts
+
+
+def test_pre_bind_pre_flights_skip_only_when_every_pre_bind_plugin_says_it_has_no_work():
+    skip = {"pre_flight": Status(Code.SKIP)}
+    assert (
+        framework(PreFlightRecorder("A", [], **skip), PreFlightRecorder("B", [], **skip))
+        .run_pre_bind_pre_flights(CycleState(), POD, "n")
+        .code
+        is Code.SKIP
+    )
+    # One with work: Success (upstream's RunPreBindPreFlights), the rest need not be asked.
+    log: list[str] = []
+    fw = framework(PreFlightRecorder("A", log), PreFlightRecorder("B", log, **skip))
+    assert fw.run_pre_bind_pre_flights(CycleState(), POD, "n").code is Code.SUCCESS
+    assert log == ["A.pre_flight"]
+    # A PreBind plugin that cannot tell beforehand may have work.
+    fw = framework(PreFlightRecorder("A", [], **skip), Recorder("B", []))
+    assert fw.run_pre_bind_pre_flights(CycleState(), POD, "n").code is Code.SUCCESS
+    failing = PreFlightRecorder("A", [], pre_flight=Status(Code.ERROR, ("lost state",)))
+    status = framework(failing).run_pre_bind_pre_flights(CycleState(), POD, "n")
+    assert (status.code, status.message) == (
+        Code.ERROR,
+        'running PreBindPreFlight "A": lost state',
+    )
+
+
+def test_the_default_pre_bind_plugins_have_no_work_for_a_pod_without_claims():
+    fw = Framework(default_configuration().profiles[0], registry(), Handle(Snapshot([])))
+    assert fw.run_pre_bind_pre_flights(CycleState(), POD, "n").code is Code.SKIP
+
+
+def test_an_async_bind_reports_what_the_synchronous_bind_would():
+    log: list[str] = []
+    binder = AsyncBinder("A", log)
+    fw = framework(binder)
+    outcomes: list[Status] = []
+    assert fw.run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
+    assert fw.run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
+    assert fw.run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
+    assert outcomes == []  # nothing until the answers come
+    bound, failed, rejected = binder.pending
+    bound(None)
+    failed(Status(Code.ERROR, ('pods "p" is forbidden',)))
+    rejected(Status(Code.UNSCHEDULABLE, ("no room",)))
+    assert [(s.code, s.message, s.plugin) for s in outcomes] == [
+        (Code.SUCCESS, "", None),
+        (Code.ERROR, 'running Bind plugin "A": pods "p" is forbidden', None),
+        (Code.UNSCHEDULABLE, "no room", "A"),
+    ]
+    assert log == ["A.bind_async"] * 3
+
+
+def test_no_async_bind_when_the_first_bind_plugin_cannot_or_will_not():
+    outcomes: list[Status] = []
+    refusing = AsyncBinder("A", [], accepts=False)
+    assert not framework(refusing).run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
+    # Only the first Bind plugin may bind this way: a synchronous one before it might bind.
+    fw = framework(Recorder("S", []), AsyncBinder("A", []))
+    assert not fw.run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
+    assert outcomes == []

@@ -7,6 +7,8 @@ import json
 import threading
 from collections.abc import Callable
 
+import pytest
+
 from topospread.client.transport import FakeTransport, Request, Response
 from topospread.scheduler.api import EventRecorder
 from topospread.testing import make_pod
@@ -28,15 +30,62 @@ def _writes(transport: FakeTransport) -> list[tuple[str, dict]]:
     return [(r.method, json.loads(r.body)) for r in transport.requests]
 
 
-def _recorder(transport: FakeTransport) -> EventRecorder:
+class HeldAnswers:
+    """Sends without waiting; the test releases the answers (``answer``), and can make
+    every send refused (``refuse``: the rate limiter has no token)."""
+
+    def __init__(self, api: Api) -> None:
+        self.fake = FakeTransport(api)
+        self.held: list[tuple[Request, Callable[[Response], object]]] = []
+        self.refuse = False
+        self.lock = threading.Lock()
+
+    @property
+    def server(self) -> str:
+        return self.fake.server
+
+    @property
+    def requests(self) -> list[Request]:
+        return self.fake.requests
+
+    def send(self, request: Request) -> Response:
+        return self.fake.send(request)
+
+    def send_async(self, request: Request, done: Callable[[Response], object]) -> bool:
+        if self.refuse:
+            return False
+        with self.lock:
+            self.held.append((request, done))
+        return True
+
+    def answer(self) -> int:
+        """Answer every write held now; how many."""
+        with self.lock:
+            held, self.held = self.held, []
+        for request, done in held:
+            done(self.fake.send(request))
+        return len(held)
+
+
+class AnsweredAtOnce(HeldAnswers):
+    def send_async(self, request: Request, done: Callable[[Response], object]) -> bool:
+        done(self.fake.send(request))
+        return True
+
+
+TRANSPORTS = {"waited-for": FakeTransport, "sent-without-waiting": AnsweredAtOnce}
+
+
+def _recorder(transport) -> EventRecorder:
     return EventRecorder(transport, "host-a", workers=1)
 
 
 POD = make_pod().name("web-1").obj()
 
 
-def test_a_repeated_event_becomes_a_series_of_the_first() -> None:
-    transport = FakeTransport(Api())
+@pytest.mark.parametrize("kind", TRANSPORTS)
+def test_a_repeated_event_becomes_a_series_of_the_first(kind) -> None:
+    transport = TRANSPORTS[kind](Api())
     recorder = _recorder(transport)
     for _ in range(3):
         recorder.event("ts", POD, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes")
@@ -49,10 +98,11 @@ def test_a_repeated_event_becomes_a_series_of_the_first() -> None:
     assert all(r.path.endswith(first["metadata"]["name"]) for r in transport.requests[1:])
 
 
-def test_an_event_the_server_refused_is_posted_anew_next_time(caplog) -> None:
+@pytest.mark.parametrize("kind", TRANSPORTS)
+def test_an_event_the_server_refused_is_posted_anew_next_time(kind, caplog) -> None:
     api = Api()
     api.post_status = 500
-    transport = FakeTransport(api)
+    transport = TRANSPORTS[kind](api)
     recorder = _recorder(transport)
     recorder.event("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
     recorder.flush()
@@ -73,3 +123,31 @@ def _wait(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
             return True
         done.wait(0.01)
     return condition()
+
+
+def test_without_waiting_at_most_workers_events_are_in_flight_the_rest_follow_answers():
+    transport = HeldAnswers(Api())
+    recorder = EventRecorder(transport, "host-a", workers=2)
+    pods = [make_pod().name(f"web-{i}").obj() for i in range(5)]
+    for pod in pods:
+        recorder.event("ts", pod, "Normal", "Scheduled", "Binding", f"assigned {pod.name}")
+    assert len(transport.held) == 2
+    assert recorder.pending == 5
+    answered = [transport.answer() for _ in range(4)]
+    assert answered == [2, 2, 1, 0]  # each answer sent the next waiting Event
+    assert recorder.posted == 5
+    assert recorder.pending == 0
+    notes = [json.loads(r.body)["note"] for r in transport.requests]
+    assert notes == [f"assigned web-{i}" for i in range(5)]
+    recorder.stop()
+
+
+def test_an_event_the_rate_limiter_would_hold_is_sent_by_a_worker():
+    transport = HeldAnswers(Api())
+    transport.refuse = True
+    recorder = _recorder(transport)
+    recorder.event("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    assert _wait(lambda: recorder.posted == 1)
+    assert transport.held == []
+    assert recorder.pending == 0
+    recorder.stop()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,42 @@ class Api:
             return [r for r in self.writes if r.path.endswith(suffix)]
 
 
-def make(api: Api) -> Scheduler:
+class AnsweredLater:
+    """A transport that sends writes without waiting (as the write processes do): each
+    answer comes on the ``answers`` thread; records which thread sent each write."""
+
+    def __init__(self, api: Api) -> None:
+        self.fake = FakeTransport(api)
+        self.senders: list[tuple[str, str]] = []
+        self._answers: queue.Queue[tuple[Request, Callable[[Response], object]]] = queue.Queue()
+        threading.Thread(target=self._answer, name="answers", daemon=True).start()
+
+    @property
+    def server(self) -> str:
+        return self.fake.server
+
+    def send(self, request: Request) -> Response:
+        self.senders.append((request.path, threading.current_thread().name))
+        return self.fake.send(request)
+
+    def send_async(self, request: Request, done: Callable[[Response], object]) -> bool:
+        self.senders.append((request.path, threading.current_thread().name))
+        self._answers.put((request, done))
+        return True
+
+    def stream(self, request, *, read_timeout=None, on_open=None):
+        return self.fake.stream(request, read_timeout=read_timeout, on_open=on_open)
+
+    def _answer(self) -> None:
+        while True:
+            request, done = self._answers.get()
+            done(self.fake.send(request))
+
+    def sent_by(self, suffix: str) -> list[str]:
+        return [thread for path, thread in self.senders if path.endswith(suffix)]
+
+
+def make(api: Api, *, answered_later: bool = False) -> Scheduler:
     options = options_from_document(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -55,7 +92,8 @@ def make(api: Api) -> Scheduler:
         },
         "c",
     )
-    return Scheduler(FakeTransport(api), options, seed=1)
+    transport = AnsweredLater(api) if answered_later else FakeTransport(api)
+    return Scheduler(transport, options, seed=1)
 
 
 def api_node(name: str, zone: str, cpu: str = "4") -> dict:
@@ -103,10 +141,11 @@ def test_a_pod_is_assumed_then_bound_and_confirmed():
     assert scheduler.metrics.schedule_attempts.labels("scheduled", "ts")._value.get() == 1
 
 
-def test_a_conflict_drops_the_pod_and_an_error_requeues_it():
+@pytest.mark.parametrize("answered_later", [False, True], ids=["waited-for", "answered-later"])
+def test_a_conflict_drops_the_pod_and_an_error_requeues_it(answered_later):
     for status, requeued in ((409, False), (500, True)):
         api = Api(bind_status=status)
-        scheduler = make(api)
+        scheduler = make(api, answered_later=answered_later)
         scheduler.on_add(NODES, api_node("n0", "z0"))
         scheduler.on_add(PODS, api_pod("p"))
         scheduler.schedule_one(scheduler.queue.pop(0))
@@ -257,7 +296,7 @@ def test_a_pod_an_installed_plugin_rejected_is_retried_when_an_assigned_pod_is_d
     assert scheduler.queue.where("default/web-new") in ("active", "backoff")
 
 
-def gang_scheduler(api: Api, wait: float) -> Scheduler:
+def gang_scheduler(api: Api, wait: float, transport: object = None) -> Scheduler:
     options = options_from_document(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -269,7 +308,7 @@ def gang_scheduler(api: Api, wait: float) -> Scheduler:
         "c",
     )
     plugins = {**registry(), GANG: gang_factory(wait)}
-    return Scheduler(FakeTransport(api), options, registry=plugins, seed=1)
+    return Scheduler(transport or FakeTransport(api), options, registry=plugins, seed=1)
 
 
 def gang_pod(name: str, size: int) -> dict:
@@ -349,3 +388,44 @@ def test_a_bind_reported_with_the_nodes_topology_labels_is_counted_with_them():
         assert on_node == sorted(n for n, target in targets.items() if target == info.name)
         assert all("topology.kubernetes.io/zone" in p.labels for p in info.pods)
         assert zoned.count(info.name) == len(on_node)
+
+
+def test_a_bind_answered_later_holds_no_worker_and_finishes_where_the_answer_comes():
+    api = Api()
+    scheduler = make(api, answered_later=True)
+    transport = scheduler.transport
+    assert isinstance(transport, AnsweredLater)
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    for i in range(3):
+        scheduler.on_add(PODS, api_pod(f"p{i}"))
+    for _ in range(3):
+        scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    # The Bindings left from the scheduling thread (here the test's); the Scheduled
+    # Events from the thread the answers came on; no bind worker or Event sender woke.
+    me = threading.current_thread().name
+    assert transport.sent_by("/binding") == [me] * 3
+    assert transport.sent_by("/events") == ["answers"] * 3
+    assert not scheduler._binder._threads
+    notes = sorted(json.loads(r.body)["note"] for r in api.by_path("/events"))
+    assert all(n.startswith("Successfully assigned default/p") for n in notes)
+    assert scheduler.scheduled == 3
+    assert scheduler.metrics.binds.labels("bound")._value.get() == 3
+
+
+def test_a_pod_that_waited_at_permit_is_bound_by_a_worker_even_when_answers_come_later():
+    api = Api()
+    transport = AnsweredLater(api)
+    scheduler = gang_scheduler(api, wait=30, transport=transport)
+    for i in range(2):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    scheduler.on_add(PODS, gang_pod("g0", 2))
+    scheduler.on_add(PODS, gang_pod("g1", 2))
+    scheduler.schedule_one(scheduler.queue.pop(0))  # waits at Permit
+    scheduler.schedule_one(scheduler.queue.pop(0))  # completes the gang: allowed at once
+    wait_for(lambda: len(api.by_path("/binding")) == 2, 10, what="the gang's binds")
+    finish(scheduler)
+    senders = transport.sent_by("/binding")
+    assert sorted(s.startswith("bind") for s in senders) == [False, True]
+    assert threading.current_thread().name in senders

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlencode
 
 from topospread.errors import (
@@ -25,6 +25,8 @@ from topospread.errors import (
 )
 
 __all__ = [
+    "Answer",
+    "AsyncWrites",
     "FakeTransport",
     "KubeTransport",
     "Request",
@@ -70,6 +72,22 @@ class Transport(Protocol):
 
     def send(self, request: Request) -> Response:
         """Send ``request`` and return the answer, whatever its status."""
+        ...
+
+
+Answer = Callable[[Response | ClusterError], object]
+"""Told a write's outcome by :meth:`AsyncWrites.send_async`."""
+
+
+@runtime_checkable
+class AsyncWrites(Protocol):
+    """A transport that can send a write without the caller waiting for its answer."""
+
+    def send_async(self, request: Request, done: Answer) -> bool:
+        """Hand ``request`` (a write) over; False when it cannot be sent at once (the
+        caller sends it with ``send``). When True, ``done`` is called once with the
+        answer, whose body is left out when its status is a success, or with the
+        ClusterError the send raised; on another thread, which it must not block."""
         ...
 
 

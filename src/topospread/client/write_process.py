@@ -18,6 +18,7 @@ the scheduling queue, an Event is dropped).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import json
@@ -36,7 +37,7 @@ from dataclasses import asdict, dataclass
 from typing import IO, Any, Final
 
 from topospread.client.cpus import pin_this_process
-from topospread.client.transport import KubeTransport, Request, Response
+from topospread.client.transport import Answer, KubeTransport, Request, Response
 from topospread.errors import ClusterError, ClusterUnreachable, TopospreadError
 
 __all__ = ["ConnectionSettings", "WriteProcessTransport"]
@@ -81,7 +82,9 @@ def _write_frame(stream: IO[bytes], lock: threading.Lock, payload: object) -> No
 
 
 def _read_frames(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
-    """``(request id, payload)`` frames until the pipe closes."""
+    """``(request id, payload)`` frames until the pipe closes: a request's payload is its
+    fields and whether a successful answer may leave its body out; an answer's, the
+    outcome."""
     while True:
         header = stream.read(_HEADER.size)
         if len(header) < _HEADER.size:
@@ -137,7 +140,7 @@ class _Child:
         self.writer = open(to_child_write, "wb")  # noqa: SIM115 - closed by close()
         self.reader = open(from_child_read, "rb")  # noqa: SIM115 - closed by the reading thread
         self.lock = threading.Lock()
-        self.pending: dict[int, _Waiter] = {}
+        self.pending: dict[int, _Waiter | Answer] = {}
         self.started = time.monotonic()
 
     def close_writer(self) -> None:
@@ -174,6 +177,10 @@ class WriteProcessTransport:
         self._closed = False
         self._state = threading.Lock()
         self._children = [self._start(index) for index in range(processes)]
+        self._deadlines: collections.deque[tuple[float, _Child, int]] = collections.deque()
+        """The writes sent without waiting, in the order sent, with when they time out."""
+        self._expiring: threading.Thread | None = None
+        self._closing = threading.Event()
 
     @property
     def server(self) -> str:
@@ -202,23 +209,8 @@ class WriteProcessTransport:
         """A read through the local transport; a write through a child, waiting for it."""
         if request.method in READ_METHODS:
             return self.local.send(request)
-        request_id = next(self._ids)
         waiter = _Waiter()
-        with self._state:
-            if self._closed:
-                raise ClusterUnreachable(f"cannot connect to {self.server}: transport closed")
-            child = self._children[request_id % len(self._children)]
-            child.pending[request_id] = waiter
-            self.writes += 1
-        try:
-            # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
-            fields = (request.method, request.path, request.query, request.body)
-            _write_frame(child.writer, child.lock, (request_id, (*fields, request.content_type)))
-        except (OSError, ValueError):
-            child.pending.pop(request_id, None)
-            raise ClusterUnreachable(
-                f"cannot connect to {self.server}: the write process exited"
-            ) from None
+        request_id, child = self._hand_over(request, waiter, brief=False)
         if not waiter.wait(self.answer_timeout):
             child.pending.pop(request_id, None)
             raise ClusterUnreachable(f"cannot connect to {self.server}: timed out")
@@ -227,6 +219,62 @@ class WriteProcessTransport:
             raise result
         assert result is not None
         return result
+
+    def send_async(self, request: Request, done: Answer) -> bool:
+        """A write through a child without waiting for it (always True): ``done`` gets the
+        outcome, on the thread that reads the child's answers (it must not block), with
+        the body only when the status is an error. Raises :class:`ClusterUnreachable` at
+        once when no child can take the write."""
+        if request.method in READ_METHODS:
+            raise ValueError("send_async is for writes")
+        request_id, child = self._hand_over(request, done, brief=True)
+        self._deadlines.append((time.monotonic() + self.answer_timeout, child, request_id))
+        if self._expiring is None:
+            with self._state:
+                if self._expiring is None:
+                    self._expiring = threading.Thread(
+                        target=self._expire, name="write-process-timeouts", daemon=True
+                    )
+                    self._expiring.start()
+        return True
+
+    def _expire(self) -> None:
+        """Once a second, fail the writes sent without waiting whose answer is later than
+        :attr:`answer_timeout` (a child that hangs), as :meth:`send` stops waiting."""
+        while not self._closing.wait(1.0):
+            now = time.monotonic()
+            while self._deadlines:
+                deadline, child, request_id = self._deadlines[0]
+                if deadline > now and request_id in child.pending:
+                    break
+                self._deadlines.popleft()
+                waiting = child.pending.pop(request_id, None)
+                if waiting is not None:
+                    _settle(
+                        waiting, ClusterUnreachable(f"cannot connect to {self.server}: timed out")
+                    )
+
+    def _hand_over(
+        self, request: Request, answer: _Waiter | Answer, *, brief: bool
+    ) -> tuple[int, _Child]:
+        request_id = next(self._ids)
+        with self._state:
+            if self._closed:
+                raise ClusterUnreachable(f"cannot connect to {self.server}: transport closed")
+            child = self._children[request_id % len(self._children)]
+            child.pending[request_id] = answer
+            self.writes += 1
+        try:
+            # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
+            fields = (request.method, request.path, request.query, request.body)
+            frame = (request_id, ((*fields, request.content_type), brief))
+            _write_frame(child.writer, child.lock, frame)
+        except (OSError, ValueError):
+            child.pending.pop(request_id, None)
+            raise ClusterUnreachable(
+                f"cannot connect to {self.server}: the write process exited"
+            ) from None
+        return request_id, child
 
     def stream(
         self,
@@ -240,22 +288,23 @@ class WriteProcessTransport:
 
     def _read_answers(self, child: _Child) -> None:
         for request_id, answer in _read_frames(child.reader):
-            waiter = child.pending.pop(request_id, None)
-            if waiter is not None:
+            waiting = child.pending.pop(request_id, None)
+            if waiting is not None:
                 # (status, body, headers), or the ClusterError the child's send raised.
-                waiter.settle(answer if isinstance(answer, ClusterError) else Response(*answer))
+                _settle(waiting, answer if isinstance(answer, ClusterError) else Response(*answer))
         child.reader.close()
         status = child.process.wait()
         with self._state:
             orphans = list(child.pending.values())
             child.pending.clear()
             closed = self._closed
-        for waiter in orphans:
-            waiter.settle(
+        for waiting in orphans:
+            _settle(
+                waiting,
                 ClusterUnreachable(
                     f"cannot connect to {self.server}: the write process exited "
                     f"with status {status}"
-                )
+                ),
             )
         if closed:
             return
@@ -276,6 +325,7 @@ class WriteProcessTransport:
         with self._state:
             self._closed = True
             children = list(self._children)
+        self._closing.set()
         for child in children:
             child.close_writer()
         deadline = time.monotonic() + timeout
@@ -288,12 +338,22 @@ class WriteProcessTransport:
         self.local.close()
 
 
+def _settle(waiting: _Waiter | Answer, result: Response | ClusterError) -> None:
+    if isinstance(waiting, _Waiter):
+        waiting.settle(result)
+        return
+    try:
+        waiting(result)
+    except Exception:  # the reading thread must go on for the other writes
+        log.exception("a write's completion failed")
+
+
 def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]) -> None:
     transport = settings.connect()
     lock = threading.Lock()
     parent = os.getppid()
 
-    def answer(request_id: int, request: Request) -> None:
+    def answer(request_id: int, request: Request, brief: bool) -> None:
         # A parent that died (SIGKILL, a lost Lease) no longer decides anything: the
         # writes still in the pipe are its stale decisions, so they are not sent.
         if os.getppid() != parent:
@@ -301,7 +361,11 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
         result: tuple[int, bytes, Mapping[str, str]] | ClusterError
         try:
             response = transport.send(request)
-            result = (response.status, response.data, response.headers)
+            if brief and response.status < 300:
+                # send_async: the caller reads the body of an error only.
+                result = (response.status, b"", {})
+            else:
+                result = (response.status, response.data, response.headers)
         except ClusterError as error:
             result = error
         except Exception as error:  # every failure must reach the caller
@@ -311,8 +375,8 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
             _write_frame(answers, lock, (request_id, result))
 
     with ThreadPoolExecutor(settings.pool_size, thread_name_prefix="write") as executor:
-        for request_id, fields in _read_frames(requests):
-            executor.submit(answer, request_id, Request(*fields))
+        for request_id, (fields, brief) in _read_frames(requests):
+            executor.submit(answer, request_id, Request(*fields), brief)
 
 
 def main(argv: list[str]) -> int:

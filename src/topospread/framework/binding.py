@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from topospread.framework.node_info import ClusterObjects
 from topospread.model.objects import Node, Pod
@@ -29,6 +29,8 @@ from topospread.model.storage import PersistentVolume, PersistentVolumeClaim
 
 __all__ = [
     "AssumedObject",
+    "AsyncBindingPort",
+    "BindDone",
     "BindingError",
     "BindingGone",
     "BindingPort",
@@ -121,4 +123,21 @@ class BindingPort(Protocol):
         """Bind: set the pod's node (DefaultBinder's ``pods/binding``, with the pod's uid
         as precondition). Raises :class:`BindingGone` when the pod was deleted or bound by
         another client meanwhile, :class:`BindingError` on any other failure."""
+        ...
+
+
+BindDone = Callable[[BindingError | None], None]
+"""Told a Binding's outcome: None once bound, :class:`BindingGone` or :class:`BindingError`."""
+
+
+@runtime_checkable
+class AsyncBindingPort(BindingPort, Protocol):
+    """A binding port that can send a pod's Binding without holding a thread until the
+    answer (the live scheduler's, over its write processes)."""
+
+    def bind_pod_async(self, pod: Pod, node_name: str, done: BindDone) -> bool:
+        """Send the Binding :meth:`BindingPort.bind_pod` would send; False when it cannot
+        be sent at once (no such transport, or the rate limiter would make it wait: the
+        caller binds with ``bind_pod`` instead). When True, ``done`` is called exactly
+        once with the outcome, on the thread that reads the answers; it must not block."""
         ...

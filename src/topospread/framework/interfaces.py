@@ -37,7 +37,7 @@ without the method is registered for every event, as upstream's ``defaultEnqueue
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -53,6 +53,7 @@ from topospread.model.objects import Pod
 __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "AsyncBindPlugin",
     "BatchFilterPlugin",
     "BatchNormalizeScore",
     "BatchScorePlugin",
@@ -68,6 +69,7 @@ __all__ = [
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlightPlugin",
     "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
@@ -375,11 +377,41 @@ class PreBindPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PreBindPreFlightPlugin(PreBindPlugin, Protocol):
+    """A PreBind plugin that can tell beforehand whether its PreBind has work for the pod
+    (``PreBindPreFlight``). A PreBind plugin without it is taken to have work."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Skip when PreBind would do nothing for this pod on this node; None (Success)
+        when it will work; an error status when it cannot tell."""
+        ...
+
+
+@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     """Binds the pod (``fwk.BindPlugin``); Skip leaves it to the next one."""
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """None when bound, Skip when not this plugin's pod, else an error."""
+        ...
+
+
+@runtime_checkable
+class AsyncBindPlugin(BindPlugin, Protocol):
+    """A Bind plugin that can bind without holding the calling thread until the API
+    server answers (DefaultBinder over the live scheduler's write processes)."""
+
+    def bind_async(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_name: str,
+        done: Callable[[Status | None], None],
+    ) -> bool:
+        """Start binding the pod; False when this plugin cannot bind it this way now (the
+        framework's synchronous ``bind`` is used instead). When True, ``done`` is called
+        exactly once, maybe on another thread, with what ``bind`` would have returned
+        (never Skip)."""
         ...
 
 

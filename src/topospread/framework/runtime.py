@@ -27,6 +27,7 @@ from topospread.framework.features import Features
 from topospread.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    AsyncBindPlugin,
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
@@ -39,6 +40,7 @@ from topospread.framework.interfaces import (
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
+    PreBindPreFlightPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -229,6 +231,15 @@ class Framework:
         self.pre_bind_plugins: list[PreBindPlugin] = self._binding_cycle("pre_bind")
         self.bind_plugins: list[BindPlugin] = self._binding_cycle("bind")
         self.post_bind_plugins: list[PostBindPlugin] = self._binding_cycle("post_bind")
+        pre_flights = [p for p in self.pre_bind_plugins if isinstance(p, PreBindPreFlightPlugin)]
+        self._pre_flights: list[PreBindPreFlightPlugin] | None = (
+            pre_flights if len(pre_flights) == len(self.pre_bind_plugins) else None
+        )
+        """Every PreBind plugin's pre-flight, or None when one has none (it may have work)."""
+        first_binder = self.bind_plugins[0] if self.bind_plugins else None
+        self._async_binder: AsyncBindPlugin | None = (
+            first_binder if isinstance(first_binder, AsyncBindPlugin) else None
+        )
         self._filters_for_skip: tuple[frozenset[str], list[FilterPlugin]] | None = None
         self.batch_enabled = True
         """Whether cycles with a node search may use the plugins' batch extensions;
@@ -563,6 +574,55 @@ class Framework:
                 return status.with_plugin(plugin.name)
             return _wrapped("PreBind", plugin.name, status)
         return Status(Code.SUCCESS)
+
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """``RunPreBindPreFlights``: Skip when every PreBind plugin says its PreBind has
+        nothing to do for the pod (then PreBind need not run); Success when one may have
+        work (a plugin without ``pre_bind_pre_flight`` may); an error as upstream wraps
+        it."""
+        if self._pre_flights is None:
+            return Status(Code.SUCCESS)
+        for plugin in self._pre_flights:
+            status = plugin.pre_bind_pre_flight(state, pod, node_name)
+            if status is not None and status.is_skip:
+                continue
+            if is_success(status):
+                return Status(Code.SUCCESS)
+            assert status is not None
+            return Status(
+                Code.ERROR,
+                (f'running PreBindPreFlight "{plugin.name}": {status.message}',),
+                error=status.error,
+            )
+        return Status(Code.SKIP)
+
+    def run_bind_plugins_async(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_name: str,
+        done: Callable[[Status], None],
+    ) -> bool:
+        """:meth:`run_bind_plugins` without holding the thread, when the first Bind plugin
+        can bind that way now (:class:`AsyncBindPlugin`): ``done`` gets the status
+        ``run_bind_plugins`` would return, once, maybe on another thread. False when it
+        cannot: the caller runs ``run_bind_plugins``."""
+        plugin = self._async_binder
+        if plugin is None:
+            return False
+
+        def bound(status: Status | None) -> None:
+            if is_success(status):
+                done(Status(Code.SUCCESS))
+                return
+            assert status is not None
+            assert not status.is_skip
+            if status.is_rejected:
+                done(status.with_plugin(plugin.name))
+                return
+            done(_wrapped("Bind", plugin.name, status))
+
+        return plugin.bind_async(state, pod, node_name, bound)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """``RunBindPlugins``: the first plugin that does not Skip binds; Skip when every

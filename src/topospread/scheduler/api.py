@@ -11,6 +11,7 @@ posted in the last 6 minutes becomes a ``series`` update of that one.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import queue as queue_module
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from topospread.client.transport import Request, Response, Transport
+from topospread.client.transport import Answer, AsyncWrites, Request, Response, Transport
 from topospread.errors import ClusterError
 from topospread.model.objects import Pod
 from topospread.scheduler.informer import StreamingTransport
@@ -30,7 +31,7 @@ __all__ = [
     "NOTE_LENGTH_LIMIT",
     "EventRecorder",
     "RateLimitedTransport",
-    "bind_pod",
+    "binding_request",
     "delete_pod",
     "patch_pod_status",
     "truncate_message",
@@ -57,6 +58,7 @@ class RateLimitedTransport:
 
     def __init__(self, inner: StreamingTransport, qps: float, burst: int) -> None:
         self.inner = inner
+        self._async_inner = inner if isinstance(inner, AsyncWrites) else None
         self.qps = qps
         self.burst = max(1, burst)
         self._tokens = float(self.burst)
@@ -79,6 +81,28 @@ class RateLimitedTransport:
             wait = -self._tokens / self.qps if self._tokens < 0 else 0.0
         if wait > 0:
             time.sleep(wait)
+
+    def _take_at_once(self) -> bool:
+        """A token if one is there now, without waiting."""
+        if self.qps <= 0:
+            return True
+        with self._lock:
+            now = time.monotonic()
+            tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            if tokens < 1:
+                self._tokens = tokens
+                return False
+            self._tokens = tokens - 1
+        return True
+
+    def send_async(self, request: Request, done: Answer) -> bool:
+        """Through the inner transport's ``send_async`` when it has one and a token is
+        there now; False otherwise (``send`` waits for the token)."""
+        inner = self._async_inner
+        if inner is None or not self._take_at_once():
+            return False
+        return inner.send_async(request, done)
 
     def close(self) -> None:
         """Close the inner transport (when it can be closed)."""
@@ -107,7 +131,7 @@ def _pod_path(pod: Pod, sub: str = "") -> str:
     return f"{path}/{sub}" if sub else path
 
 
-def bind_pod(transport: Transport, pod: Pod, node: str) -> Response:
+def binding_request(pod: Pod, node: str) -> Request:
     """POST ``pods/NAME/binding`` (``DefaultBinder``), the pod's uid as precondition."""
     body = {
         "apiVersion": "v1",
@@ -115,9 +139,7 @@ def bind_pod(transport: Transport, pod: Pod, node: str) -> Response:
         "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.metadata.uid},
         "target": {"apiVersion": "v1", "kind": "Node", "name": node},
     }
-    return transport.send(
-        Request("POST", _pod_path(pod, "binding"), body=json.dumps(body).encode())
-    )
+    return Request("POST", _pod_path(pod, "binding"), body=json.dumps(body).encode())
 
 
 def patch_pod_status(transport: Transport, pod: Pod, status: Mapping[str, Any]) -> Response:
@@ -150,18 +172,34 @@ class _Posted:
     first: float
 
 
+EventItem = tuple[str, Pod, str, str, str, str, "Pod | None"]
+"""(controller, pod, type, reason, action, note, related): one Event to post."""
+
+
 class EventRecorder:
     """Posts Events in the background; never blocks the scheduler (drops when 10,000
-    are waiting, as the broadcaster's channel drops)."""
+    are waiting, as the broadcaster's channel drops).
+
+    At most ``workers`` Events are in flight. Through a transport that sends without
+    waiting (:class:`~topospread.client.transport.AsyncWrites`: the write processes),
+    an Event is sent by the thread that records it, and the next waiting one by the
+    thread that reads the answer, so no thread wakes per Event; otherwise, and when
+    the rate limiter would make a send wait, ``workers`` threads send them."""
 
     def __init__(
         self, transport: Transport, hostname: str, *, capacity: int = 10_000, workers: int = 4
     ) -> None:
         self.transport = transport
         self.hostname = hostname
-        self._queue: queue_module.Queue[tuple[Any, ...] | None] = queue_module.Queue(capacity)
+        self.capacity = capacity
+        self.workers = workers
+        self._queue: queue_module.Queue[EventItem | None] = queue_module.Queue(capacity)
         self._posted: dict[tuple[str, ...], _Posted] = {}
         self._lock = threading.Lock()
+        self._sender = transport if isinstance(transport, AsyncWrites) else None
+        self._waiting: collections.deque[EventItem] = collections.deque()
+        """Events for the async lane while ``workers`` of them are in flight."""
+        self._in_flight = 0
         # A few senders: one request at a time cannot keep up with a scheduler binding
         # hundreds of pods a second (each Event is a round trip to the API server).
         self._threads = [
@@ -183,24 +221,46 @@ class EventRecorder:
         related: Pod | None = None,
     ) -> None:
         """Queue one Event about ``pod``."""
+        item: EventItem = (controller, pod, event_type, reason, action, note, related)
+        if self._sender is not None:
+            with self._lock:
+                start = self._in_flight < self.workers
+                if start:
+                    self._in_flight += 1
+                elif len(self._waiting) < self.capacity:
+                    self._waiting.append(item)
+                    return
+            if start:
+                self._post_async(item)
+                return
         try:
-            self._queue.put_nowait((controller, pod, event_type, reason, action, note, related))
+            self._queue.put_nowait(item)
         except queue_module.Full:
             log.warning("event dropped: too many waiting", extra={"pod": pod.key, "reason": reason})
+
+    @property
+    def pending(self) -> int:
+        """Events recorded and not yet answered."""
+        with self._lock:
+            return self._queue.qsize() + len(self._waiting) + self._in_flight
 
     def flush(self, timeout: float = 5.0) -> None:
         """Wait until the queued Events are posted (or ``timeout``)."""
         deadline = time.monotonic() + timeout
-        while not self._queue.empty() and time.monotonic() < deadline:
+        while self.pending and time.monotonic() < deadline:
             time.sleep(0.02)
 
     def stop(self) -> None:
-        """Post what is queued, then end the thread."""
+        """Post what is queued, then end the threads."""
         deadline = time.monotonic() + 10
+        while self.pending and time.monotonic() < deadline:
+            time.sleep(0.02)
         for _ in self._threads:
             self._queue.put(None)
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+
+    # -- the threads' lane ---------------------------------------------------------------
 
     def _run(self) -> None:
         while True:
@@ -208,42 +268,106 @@ class EventRecorder:
             if item is None:
                 return
             try:
-                self._post(*item)
+                self._post(item)
             except ClusterError as error:
                 log.warning("cannot post an event: %s", error)
 
-    def _post(
-        self,
-        controller: str,
-        pod: Pod,
-        event_type: str,
-        reason: str,
-        action: str,
-        note: str,
-        related: Pod | None,
-    ) -> None:
+    def _post(self, item: EventItem) -> None:
         now = time.time()
-        key = (pod.metadata.uid, pod.key, reason, action, event_type, note, controller)
-        with self._lock:
-            previous = self._posted.get(key)
-            if previous is not None and now - previous.first < SERIES_WINDOW:
-                previous.count += 1
-                count = previous.count
-            else:
-                previous = None
-        if previous is not None:
-            patch = {"series": {"count": count, "lastObservedTime": micro_time(now)}}
-            path = f"/apis/events.k8s.io/v1/namespaces/{previous.namespace}/events/{previous.name}"
-            response = self.transport.send(
-                Request(
-                    "PATCH",
-                    path,
-                    body=json.dumps(patch).encode(),
-                    content_type="application/merge-patch+json",
-                )
-            )
+        series = self._series(item, now)
+        if series is not None:
+            response = self.transport.send(series)
             if response.status < 300:
                 return
+        name, request = self._new_event(item, now)
+        self._answered(item, name, now, self.transport.send(request))
+
+    # -- the async lane ------------------------------------------------------------------
+
+    def _post_async(self, item: EventItem) -> None:
+        """Send ``item`` without waiting; its answer sends the next waiting Event."""
+        now = time.time()
+        series = self._series(item, now)
+        if series is None:
+            self._post_new_async(item, now)
+            return
+
+        def patched(answer: Response | ClusterError) -> None:
+            if isinstance(answer, Response) and answer.status < 300:
+                self._next()
+            elif isinstance(answer, ClusterError):
+                log.warning("cannot post an event: %s", answer)
+                self._next()
+            else:
+                self._post_new_async(item, now)
+
+        self._send_async(item, series, patched)
+
+    def _post_new_async(self, item: EventItem, now: float) -> None:
+        name, request = self._new_event(item, now)
+
+        def posted(answer: Response | ClusterError) -> None:
+            if isinstance(answer, ClusterError):
+                log.warning("cannot post an event: %s", answer)
+            else:
+                self._answered(item, name, now, answer)
+            self._next()
+
+        self._send_async(item, request, posted)
+
+    def _send_async(self, item: EventItem, request: Request, done: Answer) -> None:
+        assert self._sender is not None
+        try:
+            sent = self._sender.send_async(request, done)
+        except ClusterError as error:
+            log.warning("cannot post an event: %s", error)
+            self._next()
+            return
+        if not sent:
+            # The rate limiter would wait: a sender thread waits instead.
+            try:
+                self._queue.put_nowait(item)
+            except queue_module.Full:
+                log.warning("event dropped: too many waiting", extra={"pod": item[1].key})
+            self._next()
+
+    def _next(self) -> None:
+        """One Event of the async lane is done: send the next waiting one, if any."""
+        with self._lock:
+            if not self._waiting:
+                self._in_flight -= 1
+                return
+            item = self._waiting.popleft()
+        self._post_async(item)
+
+    # -- what both lanes send --------------------------------------------------------------
+
+    @staticmethod
+    def _key(item: EventItem) -> tuple[str, ...]:
+        controller, pod, event_type, reason, action, note, _related = item
+        return (pod.metadata.uid, pod.key, reason, action, event_type, note, controller)
+
+    def _series(self, item: EventItem, now: float) -> Request | None:
+        """The PATCH that makes ``item`` the next of a series posted in the last
+        :data:`SERIES_WINDOW`; None when there is no such series."""
+        key = self._key(item)
+        with self._lock:
+            previous = self._posted.get(key)
+            if previous is None or now - previous.first >= SERIES_WINDOW:
+                return None
+            previous.count += 1
+            count = previous.count
+        patch = {"series": {"count": count, "lastObservedTime": micro_time(now)}}
+        path = f"/apis/events.k8s.io/v1/namespaces/{previous.namespace}/events/{previous.name}"
+        return Request(
+            "PATCH",
+            path,
+            body=json.dumps(patch).encode(),
+            content_type="application/merge-patch+json",
+        )
+
+    def _new_event(self, item: EventItem, now: float) -> tuple[str, Request]:
+        controller, pod, event_type, reason, action, note, related = item
         name = f"{pod.name}.{time.time_ns():x}"
         body: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1",
@@ -273,14 +397,19 @@ class EventRecorder:
                 "uid": related.metadata.uid,
             }
         path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
-        response = self.transport.send(Request("POST", path, body=json.dumps(body).encode()))
+        return name, Request("POST", path, body=json.dumps(body).encode())
+
+    def _answered(self, item: EventItem, name: str, now: float, response: Response) -> None:
+        """A new Event's answer: remembered for its series when posted."""
+        pod = item[1]
         if response.status >= 300:
             log.warning(
                 "event not posted: HTTP %s",
                 response.status,
-                extra={"pod": pod.key, "reason": reason},
+                extra={"pod": pod.key, "reason": item[3]},
             )
             return
+        key = self._key(item)
         with self._lock:
             self.posted += 1
             if len(self._posted) > 50_000:

@@ -28,10 +28,17 @@ from typing import Any, Final
 import orjson
 
 from topospread.client.source import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Resource
-from topospread.client.transport import Request, Response, Transport, status_message
+from topospread.client.transport import (
+    AsyncWrites,
+    Request,
+    Response,
+    Transport,
+    status_message,
+)
 from topospread.errors import ClusterError
 from topospread.framework.binding import (
     AssumedObject,
+    BindDone,
     BindingError,
     BindingGone,
     ClaimAllocation,
@@ -44,7 +51,7 @@ from topospread.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
-from topospread.scheduler.api import bind_pod
+from topospread.scheduler.api import binding_request
 from topospread.scheduler.cache import SchedulerCache
 from topospread.scheduler.claims import ClaimBindingError, bind_pod_claims, unreserve_claims
 
@@ -67,6 +74,7 @@ class ApiBinding:
         on_bind: Callable[[str], None] = lambda _outcome: None,
     ) -> None:
         self.transport = transport
+        self._async_sender = transport if isinstance(transport, AsyncWrites) else None
         self.cache = cache
         self.stopped = stopped
         self.poll_interval = poll_interval
@@ -79,20 +87,43 @@ class ApiBinding:
         """POST the pod's Binding; 404 and 409 (deleted, or bound by another client
         meanwhile) raise :class:`BindingGone`, any other failure :class:`BindingError`
         with the API server's words."""
+        answer: Response | ClusterError
         try:
-            response = bind_pod(self.transport, pod, node_name)
+            answer = self.transport.send(binding_request(pod, node_name))
         except ClusterError as error:
+            answer = error
+        failure = self._outcome(answer)
+        if failure is not None:
+            raise failure
+
+    def bind_pod_async(self, pod: Pod, node_name: str, done: BindDone) -> bool:
+        """The same Binding through the transport's ``send_async``, when it has one that
+        can send now (:class:`~topospread.client.transport.AsyncWrites`); ``done`` gets
+        what :meth:`bind_pod` would raise, or None."""
+        sender = self._async_sender
+        if sender is None:
+            return False
+        try:
+            return sender.send_async(
+                binding_request(pod, node_name), lambda answer: done(self._outcome(answer))
+            )
+        except ClusterError as error:
+            done(self._outcome(error))
+            return True
+
+    def _outcome(self, answer: Response | ClusterError) -> BindingError | None:
+        if isinstance(answer, ClusterError):
             self.on_bind("error")
-            raise BindingError(str(error)) from None
-        if 200 <= response.status < 300:
+            return BindingError(str(answer))
+        if 200 <= answer.status < 300:
             self.on_bind("bound")
-            return
-        message = status_message(response)
-        if response.status in (404, 409):
+            return None
+        message = status_message(answer)
+        if answer.status in (404, 409):
             self.on_bind("conflict")
-            raise BindingGone(message)
+            return BindingGone(message)
         self.on_bind("error")
-        raise BindingError(message)
+        return BindingError(message)
 
     # -- Reserve / Unreserve -------------------------------------------------------------
 

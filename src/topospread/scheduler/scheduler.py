@@ -13,6 +13,13 @@ the nodes tied for the best score one is drawn at random (``selectHost``).
 A pod bound by someone else or deleted while its bind is in flight gets 409/404: the
 assumption is forgotten and the pod dropped (the informer tells where it really is).
 Any other bind failure forgets the assumption and requeues the pod with backoff.
+
+A binding cycle runs on a bind worker, except where nothing in it waits: a pod that no
+Permit holds and no PreBind plugin has work for (``PreBindPreFlight``), bound through a
+transport that sends without waiting (the write processes). Its Binding is then sent
+from the scheduling thread, and PostBind, the report and the Scheduled Event run on the
+thread that reads the answer. Every thread woken per pod takes the GIL from the
+scheduling thread in the middle of a cycle, and the worker was woken twice per pod.
 """
 
 from __future__ import annotations
@@ -425,11 +432,22 @@ class Scheduler:
     def run_binding_cycle(self, work: Callable[[], None]) -> None:
         """On a bind worker (``go bindingCycle``), counted so :meth:`drain` can wait; waits
         while :attr:`max_binds_in_flight` are under way."""
+        self.binding_cycle_started()
+        self._binder.submit(self._binding_worker, work)
+
+    def binding_cycle_started(self) -> None:
+        """One more binding cycle under way, after waiting while
+        :attr:`max_binds_in_flight` are."""
         with self._binds_done:
             while self._in_flight_binds >= self.max_binds_in_flight and not self._stop.is_set():
                 self._binds_done.wait(0.5)
             self._in_flight_binds += 1
-        self._binder.submit(self._binding_worker, work)
+
+    def binding_cycle_ended(self) -> None:
+        """One binding cycle less (:meth:`drain` waits for none)."""
+        with self._binds_done:
+            self._in_flight_binds -= 1
+            self._binds_done.notify_all()
 
     def after(self, seconds: float, action: Callable[[], None]) -> Callable[[], None]:
         """On a timer thread (a Permit timeout, or at once: a waiting pod's binding cycle)."""
@@ -444,9 +462,7 @@ class Scheduler:
         except Exception:  # a bug must not lose the pod: the informer will resend it
             log.exception("binding cycle failed")
         finally:
-            with self._binds_done:
-                self._in_flight_binds -= 1
-                self._binds_done.notify_all()
+            self.binding_cycle_ended()
 
     def bound(self, info: QueuedPodInfo, assumed: Pod, node: str, start: float) -> None:
         """``finishBinding``, the metrics, and the Scheduled Event."""

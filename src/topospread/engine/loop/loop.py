@@ -273,6 +273,15 @@ class ClusterPort(Protocol):
         """Run the binding cycle: at once (the simulator) or on a worker (``go bindingCycle``)."""
         ...
 
+    def binding_cycle_started(self) -> None:
+        """A binding cycle starts without a worker (its Binding sent without waiting):
+        counted with those :meth:`run_binding_cycle` runs, waiting while too many are."""
+        ...
+
+    def binding_cycle_ended(self) -> None:
+        """The binding cycle :meth:`binding_cycle_started` counted is over."""
+        ...
+
     def after(self, seconds: float, action: Callable[[], None]) -> Callable[[], None]:
         """Run ``action`` ``seconds`` from now on the port's clock, outside the current
         cycle (a Permit timeout; a waiting pod's binding cycle once its wait is over);
@@ -388,6 +397,10 @@ class SchedulingLoop:
             self._arm_permit_timeouts(reservation.framework, pod)
         # assume(): a pod on its way to a node is no longer a nominated one.
         self.queue.nominate(pod, "")
+        if is_success(status) and self._bind_without_worker(
+            info, assumed, reservation, cycle, start
+        ):
+            return
         self.port.run_binding_cycle(
             lambda: self._binding_cycle(info, assumed, reservation, cycle, start)
         )
@@ -466,6 +479,37 @@ class SchedulingLoop:
 
         waiting.on_resolved(resolved)
 
+    def _bind_without_worker(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        reservation: Reservation,
+        cycle: int,
+        start: float,
+    ) -> bool:
+        """The binding cycle of a pod that waits at no Permit and that no PreBind plugin
+        has work for (``RunPreBindPreFlights`` Skip, so PreBind would skip them all),
+        where the Bind plugin can send the Binding without holding a thread: sent from
+        here, and the rest of the cycle runs where the answer arrives. A worker woken
+        per pod costs the scheduling thread more than the send (the GIL changes hands
+        mid-cycle). False when this cannot be: the caller runs the cycle on a worker."""
+        pod, node = info.pod, reservation.node
+        framework, state = reservation.framework, reservation.state
+        if not framework.run_pre_bind_pre_flights(state, pod, node).is_skip:
+            return False
+        self.port.binding_cycle_started()
+
+        def answered(status: Status) -> None:
+            try:
+                self._bind_outcome(info, assumed, reservation, cycle, start, status)
+            finally:
+                self.port.binding_cycle_ended()
+
+        if framework.run_bind_plugins_async(state, pod, node, answered):
+            return True
+        self.port.binding_cycle_ended()
+        return False
+
     def _bind(
         self,
         info: QueuedPodInfo,
@@ -481,6 +525,20 @@ class SchedulingLoop:
             status = framework.run_bind_plugins(state, pod, node)
             if status.is_skip:
                 status = Status.of(Code.ERROR, "all bind plugins skipped the pod")
+        self._bind_outcome(info, assumed, reservation, cycle, start, status)
+
+    def _bind_outcome(
+        self,
+        info: QueuedPodInfo,
+        assumed: Pod,
+        reservation: Reservation,
+        cycle: int,
+        start: float,
+        status: Status,
+    ) -> None:
+        """The binding cycle after Bind: PostBind and the report, or the failure's."""
+        pod, node = info.pod, reservation.node
+        framework, state = reservation.framework, reservation.state
         if not is_success(status):
             if isinstance(status.error, BindingGone):
                 # Deleted, or bound by another client, while in flight: the informer has

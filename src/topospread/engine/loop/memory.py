@@ -197,6 +197,12 @@ class MemoryScheduler:
         if info is not None:
             info.remove_pod(assumed)
 
+    def binding_cycle_started(self) -> None:
+        """Nothing to count: binding cycles run at once."""
+
+    def binding_cycle_ended(self) -> None:
+        """Nothing to count: binding cycles run at once."""
+
     def run_binding_cycle(self, work: Callable[[], None]) -> None:
         """At once."""
         work()

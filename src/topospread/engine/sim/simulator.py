@@ -1013,6 +1013,12 @@ class Simulator:
         if info is not None:
             info.remove_pod(assumed)
 
+    def binding_cycle_started(self) -> None:
+        """Nothing to count: binding cycles run at once."""
+
+    def binding_cycle_ended(self) -> None:
+        """Nothing to count: binding cycles run at once."""
+
     def run_binding_cycle(self, work: Callable[[], None]) -> None:
         """At once: the simulated API answers in the same instant."""
         work()

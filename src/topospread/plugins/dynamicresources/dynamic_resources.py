@@ -184,6 +184,14 @@ class DynamicResources:
             handle.binding.assume_objects(assumed)
         return None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``PreBindPreFlight``: Skip unless Reserve planned claims for the pod."""
+        del pod, node_name
+        reserved = self._reserved(state)
+        if reserved is None or not reserved.planned:
+            return Status(Code.SKIP)
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``PreBind`` (``bindClaim`` per claim) through ``Handle.binding``."""
         reserved = self._reserved(state)

@@ -155,6 +155,17 @@ class VolumeBinding:
             self._handle.binding.assume_objects((*assumed.assumed_volumes, *assumed.assumed_claims))
         return None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``PreBindPreFlight``: Skip unless Reserve assumed volumes or claims to write."""
+        del pod, node_name
+        try:
+            assumed = state.read(RESERVE_STATE_KEY, _Reserved).assumed
+        except (StateNotFoundError, TypeError):
+            return Status(Code.SKIP)
+        if assumed is None or not assumed.needs_binding:
+            return Status(Code.SKIP)
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """``PreBind`` (``BindPodVolumes``): write the static bindings and the selected
         node, then wait until the claims are bound, up to ``bindTimeoutSeconds``."""
