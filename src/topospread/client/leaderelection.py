@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 import threading
 import time
@@ -55,10 +56,22 @@ JITTER_FACTOR: Final = 1.2
 """client-go's ``JitterFactor``: retries wait retryPeriod × (1 + up to 0.2)."""
 
 
+_SECOND: list[tuple[int, str]] = [(-1, "")]
+"""The last whole second :func:`micro_time` formatted (an Event each bind asks for one)."""
+
+
 def micro_time(at: float | None = None) -> str:
     """``metav1.MicroTime`` in RFC 3339 with microseconds, UTC."""
-    moment = datetime.fromtimestamp(time.time() if at is None else at, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # As datetime.fromtimestamp rounds: the fraction to the nearest microsecond.
+    fraction, whole = math.modf(time.time() if at is None else at)
+    second, micros = int(whole), round(fraction * 1_000_000)
+    if micros >= 1_000_000:
+        second, micros = second + 1, micros - 1_000_000
+    cached_second, prefix = _SECOND[0]
+    if cached_second != second:
+        prefix = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND[0] = (second, prefix)
+    return f"{prefix}.{micros:06d}Z"
 
 
 def check_timing(lease_duration: float, renew_deadline: float, retry_period: float) -> str | None:

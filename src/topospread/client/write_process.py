@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import io
 import itertools
 import json
 import logging
@@ -48,6 +49,10 @@ READ_METHODS: Final = frozenset({"GET", "HEAD"})
 _HEADER: Final = struct.Struct("!I")
 RESTART_INTERVAL: Final = 1.0
 """A child that exits is started again at most once a second."""
+ANSWER_LINGER: Final = 0.002
+"""How long a child gathers answers before writing them to the parent together. At
+5,000 pods on 5,000 Nodes (2 cores) the scheduler process took 3.15-3.60 CPU-s with 2 ms,
+3.39-3.62 with none (only what was there at once), 3.61-4.22 answering one by one."""
 ANSWER_SLACK: Final = 30.0
 """How much longer than the transport's own timeouts a write may wait for its child."""
 
@@ -81,20 +86,29 @@ def _write_frame(stream: IO[bytes], lock: threading.Lock, payload: object) -> No
         stream.flush()
 
 
-def _read_frames(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
+def _read_frames(stream: io.BufferedReader) -> Iterator[tuple[int, Any]]:
     """``(request id, payload)`` frames until the pipe closes: a request's payload is its
     fields and whether a successful answer may leave its body out; an answer's, the
     outcome."""
+    # Whatever the pipe holds is read at once (the answers come several to a write) and
+    # its whole frames are taken apart before the next read blocks.
+    pending = b""
+    header_size = _HEADER.size
     while True:
-        header = stream.read(_HEADER.size)
-        if len(header) < _HEADER.size:
+        data = stream.read1(1 << 16)
+        if not data:
             return
-        (size,) = _HEADER.unpack(header)
-        data = stream.read(size)
-        if len(data) < size:
-            return
-        request_id, payload = pickle.loads(data)
-        yield request_id, payload
+        pending = pending + data if pending else data
+        start = 0
+        while len(pending) - start >= header_size:
+            (size,) = _HEADER.unpack_from(pending, start)
+            end = start + header_size + size
+            if end > len(pending):
+                break
+            request_id, payload = pickle.loads(memoryview(pending)[start + header_size : end])
+            start = end
+            yield request_id, payload
+        pending = pending[start:]
 
 
 class _Waiter:
@@ -348,10 +362,55 @@ def _settle(waiting: _Waiter | Answer, result: Response | ClusterError) -> None:
         log.exception("a write's completion failed")
 
 
-def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]) -> None:
+class _AnswerWriter:
+    """Writes the answers to the parent together: each write of the pipe wakes the
+    parent's answer-reading thread, which takes the GIL from the scheduling thread."""
+
+    def __init__(self, answers: IO[bytes], linger: float) -> None:
+        self.answers = answers
+        self.linger = linger
+        self.frames: list[bytes] = []
+        self.ready = threading.Condition()
+        self.closed = False
+        self.thread = threading.Thread(target=self._run, name="answers", daemon=True)
+        self.thread.start()
+
+    def put(self, request_id: int, result: object) -> None:
+        data = pickle.dumps((request_id, result), protocol=pickle.HIGHEST_PROTOCOL)
+        with self.ready:
+            self.frames.append(_HEADER.pack(len(data)) + data)
+            if len(self.frames) == 1:
+                self.ready.notify()
+
+    def close(self) -> None:
+        with self.ready:
+            self.closed = True
+            self.ready.notify()
+        self.thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self.ready:
+                while not self.frames and not self.closed:
+                    self.ready.wait()
+                if not self.frames:
+                    return
+            if self.linger:
+                time.sleep(self.linger)
+            with self.ready:
+                frames, self.frames = self.frames, []
+            # The parent is gone: nobody waits for the answers.
+            with contextlib.suppress(OSError, ValueError):
+                self.answers.write(b"".join(frames))
+                self.answers.flush()
+
+
+def _serve(
+    settings: ConnectionSettings, requests: io.BufferedReader, answers: IO[bytes]
+) -> None:
     transport = settings.connect()
-    lock = threading.Lock()
     parent = os.getppid()
+    writer = _AnswerWriter(answers, ANSWER_LINGER)
 
     def answer(request_id: int, request: Request, brief: bool) -> None:
         # A parent that died (SIGKILL, a lost Lease) no longer decides anything: the
@@ -370,13 +429,12 @@ def _serve(settings: ConnectionSettings, requests: IO[bytes], answers: IO[bytes]
             result = error
         except Exception as error:  # every failure must reach the caller
             result = ClusterUnreachable(f"cannot connect to {transport.server}: {error}")
-        # The parent is gone: nobody waits for the answer.
-        with contextlib.suppress(OSError, ValueError):
-            _write_frame(answers, lock, (request_id, result))
+        writer.put(request_id, result)
 
     with ThreadPoolExecutor(settings.pool_size, thread_name_prefix="write") as executor:
         for request_id, (fields, brief) in _read_frames(requests):
             executor.submit(answer, request_id, Request(*fields), brief)
+    writer.close()
 
 
 def main(argv: list[str]) -> int:

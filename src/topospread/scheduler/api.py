@@ -12,7 +12,6 @@ posted in the last 6 minutes becomes a ``series`` update of that one.
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import queue as queue_module
 import threading
@@ -20,6 +19,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+import orjson
 
 from topospread.client.transport import Answer, AsyncWrites, Request, Response, Transport
 from topospread.errors import ClusterError
@@ -139,7 +140,7 @@ def binding_request(pod: Pod, node: str) -> Request:
         "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.metadata.uid},
         "target": {"apiVersion": "v1", "kind": "Node", "name": node},
     }
-    return Request("POST", _pod_path(pod, "binding"), body=json.dumps(body).encode())
+    return Request("POST", _pod_path(pod, "binding"), body=orjson.dumps(body))
 
 
 def patch_pod_status(transport: Transport, pod: Pod, status: Mapping[str, Any]) -> Response:
@@ -148,7 +149,7 @@ def patch_pod_status(transport: Transport, pod: Pod, status: Mapping[str, Any]) 
         Request(
             "PATCH",
             _pod_path(pod, "status"),
-            body=json.dumps({"status": status}).encode(),
+            body=orjson.dumps({"status": status}),
             content_type="application/strategic-merge-patch+json",
         )
     )
@@ -161,7 +162,7 @@ def delete_pod(transport: Transport, pod: Pod) -> Response:
         "kind": "DeleteOptions",
         "preconditions": {"uid": pod.metadata.uid},
     }
-    return transport.send(Request("DELETE", _pod_path(pod), body=json.dumps(body).encode()))
+    return transport.send(Request("DELETE", _pod_path(pod), body=orjson.dumps(body)))
 
 
 @dataclass(slots=True)
@@ -362,7 +363,7 @@ class EventRecorder:
         return Request(
             "PATCH",
             path,
-            body=json.dumps(patch).encode(),
+            body=orjson.dumps(patch),
             content_type="application/merge-patch+json",
         )
 
@@ -397,7 +398,7 @@ class EventRecorder:
                 "uid": related.metadata.uid,
             }
         path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
-        return name, Request("POST", path, body=json.dumps(body).encode())
+        return name, Request("POST", path, body=orjson.dumps(body))
 
     def _answered(self, item: EventItem, name: str, now: float, response: Response) -> None:
         """A new Event's answer: remembered for its series when posted."""
