@@ -7,7 +7,13 @@ import threading
 
 import pytest
 
-from topospread.client.cpus import CorePlan, pin_this_process, plan_cores, usable_cores
+from topospread.client.cpus import (
+    CorePlan,
+    default_write_processes,
+    pin_this_process,
+    plan_cores,
+    usable_cores,
+)
 
 
 def test_on_sixteen_cores_the_scheduler_takes_the_highest_and_each_writer_the_next():
@@ -28,6 +34,16 @@ def test_the_cores_a_process_may_use_are_planned_not_the_hosts():
 )
 def test_nothing_is_pinned_on_few_cores(cores, writers):
     assert plan_cores(cores, writers) is None
+
+
+@pytest.mark.parametrize(("cores", "writers"), [(1, 0), (2, 1), (7, 1), (8, 2), (16, 2), (64, 2)])
+def test_two_write_processes_where_the_host_has_cores_for_them(cores, writers):
+    assert default_write_processes(cores) == writers
+    if writers == 2:
+        # Each keeps to a core of its own, beside the scheduler process's.
+        plan = plan_cores(range(cores), writers)
+        assert plan is not None
+        assert len({plan.scheduler, *plan.write_processes}) == 3
 
 
 def test_a_scheduler_without_write_processes_still_keeps_to_one_core():

@@ -71,8 +71,8 @@ __all__ = ["scheduler_command"]
     type=click.IntRange(0, 16),
     help="Processes that send the binds, status patches, deletions and Events, so that "
     "their HTTP work runs beside the scheduling loop instead of sharing its GIL; 0 sends "
-    "them from the scheduler process. Default: 1 where the process may use 2 or more "
-    "cores, else 0.",
+    "them from the scheduler process. Default: 2 where the process may use 8 or more "
+    "cores, 1 where it may use 2 to 7, else 0.",
 )
 @click.option(
     "--cpu-affinity",
@@ -105,7 +105,12 @@ def scheduler_command(
     then finishes in-flight binds and releases its Lease.
     """
     from topospread.client.config import connect
-    from topospread.client.cpus import pin_this_process, plan_cores, usable_cores
+    from topospread.client.cpus import (
+        default_write_processes,
+        pin_this_process,
+        plan_cores,
+        usable_cores,
+    )
     from topospread.client.write_process import ConnectionSettings, WriteProcessTransport
     from topospread.scheduler.api import RateLimitedTransport
     from topospread.scheduler.app import SchedulerApp, configure_logging
@@ -128,9 +133,7 @@ def scheduler_command(
         exit_with_error(exc)
     configure_logging(log_format, verbose)
     if write_processes is None:
-        # Measured on 2 cores shared with the API server and etcd: faster end to end with
-        # one write process than with none (BENCHMARKS.md); on one core it only adds a copy.
-        write_processes = 1 if len(usable_cores()) >= 2 else 0
+        write_processes = default_write_processes(len(usable_cores()))
     if bind_workers is None:
         # kube-scheduler starts a goroutine per binding cycle, unbounded. With the writes
         # in a child a waiting bind thread costs the scheduling thread almost nothing: at

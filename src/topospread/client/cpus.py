@@ -14,7 +14,13 @@ import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-__all__ = ["CorePlan", "pin_this_process", "plan_cores", "usable_cores"]
+__all__ = [
+    "CorePlan",
+    "default_write_processes",
+    "pin_this_process",
+    "plan_cores",
+    "usable_cores",
+]
 
 MIN_CORES_TO_PIN = 4
 """Below this the API server, etcd and the rest need the cores as much as we do: nothing
@@ -27,6 +33,23 @@ class CorePlan:
 
     scheduler: int
     write_processes: tuple[int, ...]
+
+
+def default_write_processes(cores: int) -> int:
+    """How many write processes send the scheduler's writes on a host where it may use
+    ``cores`` cores.
+
+    * none on one core: a child only adds a copy there;
+    * one on 2 to 7: on 2 cores shared with the API server and etcd, one child made the
+      run faster end to end than none (BENCHMARKS.md);
+    * two from 8 up. On a 16-core host one child took 0.82-0.94 of its core while the
+      scheduler process took all of its own (5,000 pods, code 3c0095b, BENCHMARKS.md),
+      and the scheduler process has needed a third less CPU per pod since: one child
+      would be the limit. Each child keeps to a core of its own there (:func:`plan_cores`).
+    """
+    if cores >= 8:
+        return 2
+    return 1 if cores >= 2 else 0
 
 
 def usable_cores() -> list[int]:

@@ -405,9 +405,7 @@ class _AnswerWriter:
                 self.answers.flush()
 
 
-def _serve(
-    settings: ConnectionSettings, requests: io.BufferedReader, answers: IO[bytes]
-) -> None:
+def _serve(settings: ConnectionSettings, requests: io.BufferedReader, answers: IO[bytes]) -> None:
     transport = settings.connect()
     parent = os.getppid()
     writer = _AnswerWriter(answers, ANSWER_LINGER)
