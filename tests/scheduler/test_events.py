@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from topospread.client.transport import FakeTransport, Request, Response
+from topospread.errors import ClusterUnreachable
 from topospread.scheduler.api import EventRecorder
 from topospread.testing import make_pod
 
@@ -38,6 +39,7 @@ class HeldAnswers:
         self.fake = FakeTransport(api)
         self.held: list[tuple[Request, Callable[[Response], object]]] = []
         self.refuse = False
+        self.closed = False
         self.lock = threading.Lock()
 
     @property
@@ -52,6 +54,8 @@ class HeldAnswers:
         return self.fake.send(request)
 
     def send_async(self, request: Request, done: Callable[[Response], object]) -> bool:
+        if self.closed:
+            raise ClusterUnreachable("cannot connect to https://api.test: transport closed")
         if self.refuse:
             return False
         with self.lock:
@@ -150,4 +154,20 @@ def test_an_event_the_rate_limiter_would_hold_is_sent_by_a_worker():
     assert _wait(lambda: recorder.posted == 1)
     assert transport.held == []
     assert recorder.pending == 0
+    recorder.stop()
+
+
+def test_a_long_queue_the_closed_transport_refuses_is_emptied_in_a_loop(caplog):
+    # Each refusal ends an Event at once; the next must not be sent from deeper in the
+    # stack (10,000 Events would exceed the recursion limit).
+    transport = HeldAnswers(Api())
+    recorder = EventRecorder(transport, "host-a", workers=1)
+    for i in range(5000):
+        recorder.event("ts", POD, "Normal", "Scheduled", "Binding", f"assigned {i}")
+    assert recorder.pending == 5000
+    transport.closed = True
+    assert transport.answer() == 1
+    assert recorder.pending == 0
+    refused = [r for r in caplog.records if "transport closed" in r.getMessage()]
+    assert len(refused) == 4999
     recorder.stop()

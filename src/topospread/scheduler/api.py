@@ -201,6 +201,8 @@ class EventRecorder:
         self._waiting: collections.deque[EventItem] = collections.deque()
         """Events for the async lane while ``workers`` of them are in flight."""
         self._in_flight = 0
+        self._pump = threading.local()
+        """Per thread: whether :meth:`_next` is sending, and how many slots were freed."""
         # A few senders: one request at a time cannot keep up with a scheduler binding
         # hundreds of pods a second (each Event is a round trip to the API server).
         self._threads = [
@@ -333,13 +335,28 @@ class EventRecorder:
             self._next()
 
     def _next(self) -> None:
-        """One Event of the async lane is done: send the next waiting one, if any."""
-        with self._lock:
-            if not self._waiting:
-                self._in_flight -= 1
-                return
-            item = self._waiting.popleft()
-        self._post_async(item)
+        """One Event of the async lane is done: send the next waiting one, if any.
+
+        A send that ends at once (refused while the transport is closed, handed to the
+        threads, answered on this thread) calls this again from inside the send: that
+        call only counts, and the outer call sends the next, so a queue of 10,000 Events
+        the closed transport refuses is a loop, not a recursion 10,000 deep."""
+        local = self._pump
+        if getattr(local, "running", False):
+            local.freed += 1
+            return
+        local.running, local.freed = True, 1
+        try:
+            while local.freed:
+                local.freed -= 1
+                with self._lock:
+                    if not self._waiting:
+                        self._in_flight -= 1
+                        continue
+                    item = self._waiting.popleft()
+                self._post_async(item)
+        finally:
+            local.running = False
 
     # -- what both lanes send --------------------------------------------------------------
 
