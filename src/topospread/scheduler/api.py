@@ -258,6 +258,13 @@ class EventRecorder:
         deadline = time.monotonic() + 10
         while self.pending and time.monotonic() < deadline:
             time.sleep(0.02)
+        with self._lock:
+            in_flight, waiting = self._in_flight, len(self._waiting) + self._queue.qsize()
+        if in_flight or waiting:
+            log.warning(
+                "stopping with Events not posted",
+                extra={"in_flight": in_flight, "waiting": waiting},
+            )
         for _ in self._threads:
             self._queue.put(None)
         for thread in self._threads:
