@@ -612,15 +612,8 @@ class Framework:
             return False
 
         def bound(status: Status | None) -> None:
-            if is_success(status):
-                done(Status(Code.SUCCESS))
-                return
-            assert status is not None
-            assert not status.is_skip
-            if status.is_rejected:
-                done(status.with_plugin(plugin.name))
-                return
-            done(_wrapped("Bind", plugin.name, status))
+            assert status is None or not status.is_skip
+            done(_bind_status(plugin.name, status))
 
         return plugin.bind_async(state, pod, node_name, bound)
 
@@ -631,12 +624,7 @@ class Framework:
             status = plugin.bind(state, pod, node_name)
             if status is not None and status.is_skip:
                 continue
-            if is_success(status):
-                return Status(Code.SUCCESS)
-            assert status is not None
-            if status.is_rejected:
-                return status.with_plugin(plugin.name)
-            return _wrapped("Bind", plugin.name, status)
+            return _bind_status(plugin.name, status)
         return Status(Code.SKIP)
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -799,6 +787,17 @@ class Framework:
         totals: IntArray = weights @ matrix
         by_plugin = {plugin.name: matrix[index] for index, plugin in enumerate(plugins)}
         return BatchScores(rows, by_plugin, totals), None
+
+
+def _bind_status(plugin: str, status: Status | None) -> Status:
+    """``RunBindPlugins``' answer for the Bind plugin that did not Skip: Success, its
+    rejection attributed to it, or its error wrapped."""
+    if is_success(status):
+        return Status(Code.SUCCESS)
+    assert status is not None
+    if status.is_rejected:
+        return status.with_plugin(plugin)
+    return _wrapped("Bind", plugin, status)
 
 
 def _wrapped(point: str, plugin: str, status: Status) -> Status:
