@@ -292,7 +292,9 @@ def test_two_apply_processes_one_evicts_the_other_waits_and_says_who_holds_the_l
         held_from = first.when(HOLDING)
         assert held_from is not None
         assert first.finished - held_from > 1, "the Lease was held longer than its duration"
-        assert len(renewals) >= 3, renewals
+        # Two renewTimes seen prove a renewal while the run held the Lease past its
+        # duration; the poll (every 0.2 s, on a loaded 2-core CI machine) may see no more.
+        assert len(renewals) >= 2, renewals
         spec = lease_spec(connection, "kube-system", lease)
         assert spec is not None
         assert spec["holderIdentity"] == ""  # released by the second at its end
