@@ -206,6 +206,8 @@ class AsyncBinder(Recorder):
         self.accepts = accepts
         self.pending: list = []
 
+    binds_async = True
+
     def bind_async(self, state, pod, node_name, done):
         self.log.append(f"{self.name}.bind_async")
         if self.accepts:
@@ -269,5 +271,11 @@ def test_no_async_bind_when_the_first_bind_plugin_cannot_or_will_not():
     assert not framework(refusing).run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
     # Only the first Bind plugin may bind this way: a synchronous one before it might bind.
     fw = framework(Recorder("S", []), AsyncBinder("A", []))
+    assert not fw.binds_async
     assert not fw.run_bind_plugins_async(CycleState(), POD, "n", outcomes.append)
     assert outcomes == []
+    # DefaultBinder without a port that sends without waiting (the simulator's, none):
+    # the loop is not offered the async path at all.
+    default = Framework(default_configuration().profiles[0], registry(), Handle(Snapshot([])))
+    assert not default.binds_async
+    assert framework(AsyncBinder("A", [])).binds_async

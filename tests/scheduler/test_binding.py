@@ -90,7 +90,9 @@ def test_a_bind_answered_later_fails_as_the_bind_waited_for_would(case):
 
 def test_a_port_whose_transport_cannot_send_without_waiting_says_so():
     binding = ApiBinding(FakeTransport(lambda r: Response(201, b"{}")), SchedulerCache())
+    assert not binding.sends_async
     assert not binding.bind_pod_async(POD, "n1", lambda error: None)
+    assert ApiBinding(Answering(Response(201, b"{}")), SchedulerCache()).sends_async
 
 
 def test_the_rate_limiter_sends_without_waiting_only_while_it_has_tokens():

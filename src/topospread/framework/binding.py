@@ -135,6 +135,11 @@ class AsyncBindingPort(BindingPort, Protocol):
     """A binding port that can send a pod's Binding without holding a thread until the
     answer (the live scheduler's, over its write processes)."""
 
+    @property
+    def sends_async(self) -> bool:
+        """Whether :meth:`bind_pod_async` can ever send (False: it always answers False)."""
+        ...
+
     def bind_pod_async(self, pod: Pod, node_name: str, done: BindDone) -> bool:
         """Send the Binding :meth:`BindingPort.bind_pod` would send; False when it cannot
         be sent at once (no such transport, or the rate limiter would make it wait: the

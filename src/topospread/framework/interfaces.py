@@ -401,6 +401,12 @@ class AsyncBindPlugin(BindPlugin, Protocol):
     """A Bind plugin that can bind without holding the calling thread until the API
     server answers (DefaultBinder over the live scheduler's write processes)."""
 
+    @property
+    def binds_async(self) -> bool:
+        """Whether :meth:`bind_async` can ever bind (False: it always answers False, and
+        the framework does not offer it the pod)."""
+        ...
+
     def bind_async(
         self,
         state: CycleState,

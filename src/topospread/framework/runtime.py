@@ -238,7 +238,9 @@ class Framework:
         """Every PreBind plugin's pre-flight, or None when one has none (it may have work)."""
         first_binder = self.bind_plugins[0] if self.bind_plugins else None
         self._async_binder: AsyncBindPlugin | None = (
-            first_binder if isinstance(first_binder, AsyncBindPlugin) else None
+            first_binder
+            if isinstance(first_binder, AsyncBindPlugin) and first_binder.binds_async
+            else None
         )
         self._filters_for_skip: tuple[frozenset[str], list[FilterPlugin]] | None = None
         self.batch_enabled = True
@@ -595,6 +597,12 @@ class Framework:
                 error=status.error,
             )
         return Status(Code.SKIP)
+
+    @property
+    def binds_async(self) -> bool:
+        """Whether :meth:`run_bind_plugins_async` can ever bind: its first Bind plugin can
+        bind without holding the thread over the binding port it has."""
+        return self._async_binder is not None
 
     def run_bind_plugins_async(
         self,

@@ -96,6 +96,11 @@ class ApiBinding:
         if failure is not None:
             raise failure
 
+    @property
+    def sends_async(self) -> bool:
+        """Whether the transport sends without waiting (the write processes)."""
+        return self._async_sender is not None
+
     def bind_pod_async(self, pod: Pod, node_name: str, done: BindDone) -> bool:
         """The same Binding through the transport's ``send_async``, when it has one that
         can send now (:class:`~topospread.client.transport.AsyncWrites`); ``done`` gets

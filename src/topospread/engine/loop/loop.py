@@ -397,8 +397,10 @@ class SchedulingLoop:
             self._arm_permit_timeouts(reservation.framework, pod)
         # assume(): a pod on its way to a node is no longer a nominated one.
         self.queue.nominate(pod, "")
-        if is_success(status) and self._bind_without_worker(
-            info, assumed, reservation, cycle, start
+        if (
+            is_success(status)
+            and reservation.framework.binds_async
+            and self._bind_without_worker(info, assumed, reservation, cycle, start)
         ):
             return
         self.port.run_binding_cycle(

@@ -37,7 +37,9 @@ class DefaultBinder:
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
         binding = handle.binding
-        self._async_binding = binding if isinstance(binding, AsyncBindingPort) else None
+        self._async_binding = (
+            binding if isinstance(binding, AsyncBindingPort) and binding.sends_async else None
+        )
 
     @property
     def name(self) -> str:
@@ -55,6 +57,11 @@ class DefaultBinder:
         except BindingError as error:
             return as_status(error)
         return None
+
+    @property
+    def binds_async(self) -> bool:
+        """Whether the binding port sends without waiting (the live write processes)."""
+        return self._async_binding is not None
 
     def bind_async(
         self,
