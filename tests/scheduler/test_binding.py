@@ -25,6 +25,8 @@ class Answering:
     """Answers every write with ``answer`` (a status and body, or an error to raise),
     at once, without waiting (``send_async``) or not (``send``)."""
 
+    sends_async = True
+
     def __init__(self, answer: Response | ClusterUnreachable) -> None:
         self.answer = answer
         self.sent: list[Request] = []
@@ -107,4 +109,9 @@ def test_the_rate_limiter_sends_without_waiting_only_while_it_has_tokens():
     unlimited = RateLimitedTransport(inner, qps=0, burst=1)  # type: ignore[arg-type]
     assert all(unlimited.send_async(request, answers.append) for _ in range(10))
     waiting_only = RateLimitedTransport(FakeTransport(lambda r: Response(201, b"{}")), 0, 1)  # type: ignore[arg-type]
+    assert limited.sends_async
+    assert not waiting_only.sends_async
     assert not waiting_only.send_async(request, answers.append)
+    # A port over a rate limiter whose transport cannot send without waiting says so.
+    assert not ApiBinding(waiting_only, SchedulerCache()).sends_async
+    assert ApiBinding(limited, SchedulerCache()).sends_async

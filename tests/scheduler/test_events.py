@@ -35,6 +35,8 @@ class HeldAnswers:
     """Sends without waiting; the test releases the answers (``answer``), and can make
     every send refused (``refuse``: the rate limiter has no token)."""
 
+    sends_async = True
+
     def __init__(self, api: Api) -> None:
         self.fake = FakeTransport(api)
         self.held: list[tuple[Request, Callable[[Response], object]]] = []

@@ -52,6 +52,8 @@ class AnsweredLater:
     """A transport that sends writes without waiting (as the write processes do): each
     answer comes on the ``answers`` thread; records which thread sent each write."""
 
+    sends_async = True
+
     def __init__(self, api: Api) -> None:
         self.fake = FakeTransport(api)
         self.senders: list[tuple[str, str]] = []

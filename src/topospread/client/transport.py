@@ -83,6 +83,12 @@ Answer = Callable[[Response | ClusterError], object]
 class AsyncWrites(Protocol):
     """A transport that can send a write without the caller waiting for its answer."""
 
+    @property
+    def sends_async(self) -> bool:
+        """Whether :meth:`send_async` can ever send (a wrapper over a transport that
+        cannot always answers False)."""
+        ...
+
     def send_async(self, request: Request, done: Answer) -> bool:
         """Hand ``request`` (a write) over; False when it cannot be sent at once (the
         caller sends it with ``send``). When True, ``done`` is called once with the

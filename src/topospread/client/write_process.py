@@ -234,6 +234,11 @@ class WriteProcessTransport:
         assert result is not None
         return result
 
+    @property
+    def sends_async(self) -> bool:
+        """Always: every write goes through a child."""
+        return True
+
     def send_async(self, request: Request, done: Answer) -> bool:
         """A write through a child without waiting for it (always True): ``done`` gets the
         outcome, on the thread that reads the child's answers (it must not block), with

@@ -59,7 +59,7 @@ class RateLimitedTransport:
 
     def __init__(self, inner: StreamingTransport, qps: float, burst: int) -> None:
         self.inner = inner
-        self._async_inner = inner if isinstance(inner, AsyncWrites) else None
+        self._async_inner = inner if isinstance(inner, AsyncWrites) and inner.sends_async else None
         self.qps = qps
         self.burst = max(1, burst)
         self._tokens = float(self.burst)
@@ -96,6 +96,11 @@ class RateLimitedTransport:
                 return False
             self._tokens = tokens - 1
         return True
+
+    @property
+    def sends_async(self) -> bool:
+        """Whether the inner transport sends without waiting."""
+        return self._async_inner is not None
 
     def send_async(self, request: Request, done: Answer) -> bool:
         """Through the inner transport's ``send_async`` when it has one and a token is
@@ -197,7 +202,9 @@ class EventRecorder:
         self._queue: queue_module.Queue[EventItem | None] = queue_module.Queue(capacity)
         self._posted: dict[tuple[str, ...], _Posted] = {}
         self._lock = threading.Lock()
-        self._sender = transport if isinstance(transport, AsyncWrites) else None
+        self._sender = (
+            transport if isinstance(transport, AsyncWrites) and transport.sends_async else None
+        )
         self._waiting: collections.deque[EventItem] = collections.deque()
         """Events for the async lane while ``workers`` of them are in flight."""
         self._in_flight = 0

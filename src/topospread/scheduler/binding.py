@@ -74,7 +74,9 @@ class ApiBinding:
         on_bind: Callable[[str], None] = lambda _outcome: None,
     ) -> None:
         self.transport = transport
-        self._async_sender = transport if isinstance(transport, AsyncWrites) else None
+        self._async_sender = (
+            transport if isinstance(transport, AsyncWrites) and transport.sends_async else None
+        )
         self.cache = cache
         self.stopped = stopped
         self.poll_interval = poll_interval
