@@ -131,9 +131,21 @@ def _wait(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
     return condition()
 
 
-def test_without_waiting_at_most_workers_events_are_in_flight_the_rest_follow_answers():
+def test_without_waiting_every_event_is_sent_at_once_as_client_go_starts_a_goroutine_each():
     transport = HeldAnswers(Api())
-    recorder = EventRecorder(transport, "host-a", workers=2)
+    recorder = EventRecorder(transport, "host-a", workers=1)
+    for i in range(50):
+        recorder.event("ts", POD, "Normal", "Scheduled", "Binding", f"assigned {i}")
+    assert len(transport.held) == 50
+    assert transport.answer() == 50
+    assert recorder.posted == 50
+    assert recorder.pending == 0
+    recorder.stop()
+
+
+def test_with_an_in_flight_bound_the_rest_wait_and_follow_the_answers():
+    transport = HeldAnswers(Api())
+    recorder = EventRecorder(transport, "host-a", workers=1, in_flight=2)
     pods = [make_pod().name(f"web-{i}").obj() for i in range(5)]
     for pod in pods:
         recorder.event("ts", pod, "Normal", "Scheduled", "Binding", f"assigned {pod.name}")
@@ -163,7 +175,7 @@ def test_a_long_queue_the_closed_transport_refuses_is_emptied_in_a_loop(caplog):
     # Each refusal ends an Event at once; the next must not be sent from deeper in the
     # stack (10,000 Events would exceed the recursion limit).
     transport = HeldAnswers(Api())
-    recorder = EventRecorder(transport, "host-a", workers=1)
+    recorder = EventRecorder(transport, "host-a", workers=1, in_flight=1)
     for i in range(5000):
         recorder.event("ts", POD, "Normal", "Scheduled", "Binding", f"assigned {i}")
     assert recorder.pending == 5000

@@ -168,9 +168,11 @@ def scheduler_command(
             cores=cores.write_processes if cores is not None else (),
         )
     transport = RateLimitedTransport(writes, client.qps, client.burst)
-    # Leader election has a client of its own, as in kube-scheduler (its own rate limit,
-    # and no queue behind the binds).
+    # Leader election and the Events have clients of their own, as in kube-scheduler
+    # (createClients: each its own rate limiter at the same qps and burst; the Lease's
+    # requests wait behind no bind).
     lease_transport = RateLimitedTransport(connection.transport, client.qps, client.burst)
+    event_transport = RateLimitedTransport(writes, client.qps, client.burst)
     try:
         app = SchedulerApp(
             transport,
@@ -179,6 +181,7 @@ def scheduler_command(
             port=port,
             bind_workers=bind_workers,
             lease_transport=lease_transport,
+            event_transport=event_transport,
             heap=HeapKeeper(),
         )
     except OSError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import logging
 import queue as queue_module
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -183,17 +184,25 @@ EventItem = tuple[str, Pod, str, str, str, str, "Pod | None"]
 
 
 class EventRecorder:
-    """Posts Events in the background; never blocks the scheduler (drops when 10,000
-    are waiting, as the broadcaster's channel drops).
+    """Posts Events in the background; never blocks the scheduler.
 
-    At most ``workers`` Events are in flight. Through a transport that sends without
-    waiting (:class:`~topospread.client.transport.AsyncWrites`: the write processes),
-    an Event is sent by the thread that records it, and the next waiting one by the
-    thread that reads the answer, so no thread wakes per Event; otherwise, and when
-    the rate limiter would make a send wait, ``workers`` threads send them."""
+    Through a transport that sends without waiting
+    (:class:`~topospread.client.transport.AsyncWrites`: the write processes), an Event is
+    sent by the thread that records it, as client-go's broadcaster starts a goroutine per
+    Event (``recordToSink``): as many are in flight as are recorded, ``in_flight`` at
+    most when given (then the next waiting one is sent by the thread that reads an
+    answer). Otherwise, and when the rate limiter would make a send wait, ``workers``
+    threads send them, and an Event is dropped when ``capacity`` are waiting for them (as
+    the broadcaster's channel drops)."""
 
     def __init__(
-        self, transport: Transport, hostname: str, *, capacity: int = 10_000, workers: int = 4
+        self,
+        transport: Transport,
+        hostname: str,
+        *,
+        capacity: int = 10_000,
+        workers: int = 4,
+        in_flight: int | None = None,
     ) -> None:
         self.transport = transport
         self.hostname = hostname
@@ -208,6 +217,8 @@ class EventRecorder:
         self._waiting: collections.deque[EventItem] = collections.deque()
         """Events for the async lane while ``workers`` of them are in flight."""
         self._in_flight = 0
+        self._lane_width = in_flight if in_flight is not None else sys.maxsize
+        """How many Events of the async lane may be in flight."""
         self._pump = threading.local()
         """Per thread: whether :meth:`_next` is sending, and how many slots were freed."""
         # A few senders: one request at a time cannot keep up with a scheduler binding
@@ -234,7 +245,7 @@ class EventRecorder:
         item: EventItem = (controller, pod, event_type, reason, action, note, related)
         if self._sender is not None:
             with self._lock:
-                start = self._in_flight < self.workers
+                start = self._in_flight < self._lane_width
                 if start:
                     self._in_flight += 1
                 elif len(self._waiting) < self.capacity:
@@ -261,8 +272,11 @@ class EventRecorder:
             time.sleep(0.02)
 
     def stop(self) -> None:
-        """Post what is queued, then end the threads."""
+        """Post what is queued (for at most 10 s), then end the threads."""
         deadline = time.monotonic() + 10
+        waiting = self.pending
+        if waiting:
+            log.info("posting the queued Events", extra={"events": waiting})
         while self.pending and time.monotonic() < deadline:
             time.sleep(0.02)
         with self._lock:

@@ -35,6 +35,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Final
 
 from topospread.client.source import NODES, PODS, RESOURCES, Resource
+from topospread.client.transport import Transport
 from topospread.engine.cycle import CycleResult, NodeSearch
 from topospread.engine.loop import (
     Failure,
@@ -118,7 +119,11 @@ class Scheduler:
         max_binds_in_flight: int | None = None,
         hostname: str | None = None,
         seed: int | None = None,
+        event_transport: Transport | None = None,
     ) -> None:
+        """``event_transport``: where the Events go, ``transport`` without one
+        (kube-scheduler posts them through a client of their own, with a rate limiter
+        of its own)."""
         self.transport = transport
         self.options = options
         self.configuration = options.configuration
@@ -169,7 +174,7 @@ class Scheduler:
             )
             for resource in INFORMER_RESOURCES
         ]
-        self.events = EventRecorder(transport, self.hostname)
+        self.events = EventRecorder(event_transport or transport, self.hostname)
         self._binder = ThreadPoolExecutor(bind_workers, thread_name_prefix="bind")
         self._writer = ThreadPoolExecutor(4, thread_name_prefix="status")
         self._in_flight_binds = 0
@@ -236,13 +241,18 @@ class Scheduler:
                     info, self.queue.scheduling_cycle, error=True
                 )
 
-    def stop(self, *, drain_timeout: float = 30.0) -> None:
-        """Stop scheduling, let in-flight binds finish, stop the informers and writers."""
+    def stop_scheduling(self, *, drain_timeout: float = 30.0) -> None:
+        """Stop scheduling and let in-flight binds and status writes finish: after this
+        the replica writes nothing that another leader's decisions depend on."""
         self._stop.set()
         self.queue.close()
         self.drain(drain_timeout)
         self._binder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
+
+    def stop(self, *, drain_timeout: float = 30.0) -> None:
+        """:meth:`stop_scheduling`, then post the queued Events and stop the informers."""
+        self.stop_scheduling(drain_timeout=drain_timeout)
         self.events.stop()
         for reflector in self.reflectors:
             reflector.stop()
