@@ -114,6 +114,11 @@ class KubeTransport:
         """The (connect, read) timeouts of each request."""
         return self._timeout
 
+    @property
+    def api_client(self) -> Any:
+        """The official client's ``ApiClient``: its resolved configuration and headers."""
+        return self._api
+
     def widen_pool(self, size: int) -> None:
         """Keep up to ``size`` connections open (the official client sizes its urllib3 pool
         5 × cores): concurrent writes would otherwise open a new TLS connection for most
