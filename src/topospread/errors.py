@@ -248,6 +248,11 @@ class ClusterUnreachable(ClusterError):
     """The API server could not be reached: connection refused, DNS, timeout or TLS failure."""
 
 
+class TransportClosed(ClusterUnreachable):
+    """The request was refused before it left: its transport was closed (trying it again
+    cannot help)."""
+
+
 class Unauthorized(ClusterError):
     """The API server answered 401: it did not accept the credentials."""
 

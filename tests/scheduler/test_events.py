@@ -10,7 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from topospread.client.transport import FakeTransport, Request, Response
-from topospread.errors import ClusterUnreachable
+from topospread.errors import ClusterUnreachable, TransportClosed
+from topospread.scheduler import api as api_module
 from topospread.scheduler.api import EventRecorder
 from topospread.testing import make_pod
 
@@ -57,7 +58,7 @@ class HeldAnswers:
 
     def send_async(self, request: Request, done: Callable[[Response], object]) -> bool:
         if self.closed:
-            raise ClusterUnreachable("cannot connect to https://api.test: transport closed")
+            raise TransportClosed("cannot connect to https://api.test: transport closed")
         if self.refuse:
             return False
         with self.lock:
@@ -185,3 +186,49 @@ def test_a_long_queue_the_closed_transport_refuses_is_emptied_in_a_loop(caplog):
     refused = [r for r in caplog.records if "transport closed" in r.getMessage()]
     assert len(refused) == 4999
     recorder.stop()
+
+
+class Unreachable(Api):
+    """Cannot be reached for the first ``outage`` requests, then answers."""
+
+    def __init__(self, outage: int) -> None:
+        super().__init__()
+        self.outage = outage
+        self.refused = 0
+
+    def __call__(self, request: Request) -> Response:
+        if self.refused < self.outage:
+            self.refused += 1
+            raise ClusterUnreachable("cannot connect to https://api.test: connection refused")
+        return super().__call__(request)
+
+
+@pytest.mark.parametrize("kind", TRANSPORTS)
+def test_an_event_the_server_could_not_be_reached_for_is_tried_again_after_sleeping(
+    kind, monkeypatch, caplog
+) -> None:
+    monkeypatch.setattr(api_module, "RETRY_SLEEP", 0.05)
+    api = Unreachable(outage=3)
+    transport = TRANSPORTS[kind](api)
+    recorder = _recorder(transport)
+    recorder.event("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    assert _wait(lambda: recorder.posted == 1)
+    recorder.stop()
+    assert api.refused == 3
+    tries = _writes(transport)
+    assert [m for m, _ in tries] == ["POST"] * 4
+    assert len({body["metadata"]["name"] for _, body in tries}) == 1  # the same Event
+    retried = [r for r in caplog.records if "may retry after sleeping" in r.getMessage()]
+    assert len(retried) == 3
+
+
+def test_an_event_is_given_up_after_twelve_tries_as_client_go_gives_up(monkeypatch, caplog):
+    monkeypatch.setattr(api_module, "RETRY_SLEEP", 0.01)
+    api = Unreachable(outage=100)
+    recorder = _recorder(AnsweredAtOnce(api))
+    recorder.event("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    assert _wait(lambda: recorder.pending == 0)
+    recorder.stop()
+    assert api.refused == 12
+    assert recorder.posted == 0
+    assert any("retry limit exceeded" in r.getMessage() for r in caplog.records)

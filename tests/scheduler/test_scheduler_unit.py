@@ -143,6 +143,24 @@ def test_a_pod_is_assumed_then_bound_and_confirmed():
     assert scheduler.metrics.schedule_attempts.labels("scheduled", "ts")._value.get() == 1
 
 
+def test_events_go_through_a_client_of_their_own_and_binds_do_not():
+    # kube-scheduler's createClients: the Events' client has a rate limiter of its own.
+    api, events_api = Api(), Api()
+    options = make(api).options
+    scheduler = Scheduler(
+        FakeTransport(api), options, seed=1, event_transport=FakeTransport(events_api)
+    )
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    scheduler.on_add(PODS, api_pod("p"))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+    wait_for(lambda: len(events_api.by_path("/events")) == 1, 5, 0.01, "the Scheduled Event")
+    assert len(api.by_path("/binding")) == 1
+    assert api.by_path("/events") == []
+    assert events_api.by_path("/binding") == []
+
+
 @pytest.mark.parametrize("answered_later", [False, True], ids=["waited-for", "answered-later"])
 def test_a_conflict_drops_the_pod_and_an_error_requeues_it(answered_later):
     for status, requeued in ((409, False), (500, True)):

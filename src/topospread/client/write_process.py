@@ -42,7 +42,12 @@ from typing import IO, Any, Final
 from topospread.client.cpus import pin_this_process
 from topospread.client.multiplexed import MultiplexedSender, unsupported
 from topospread.client.transport import Answer, KubeTransport, Request, Response
-from topospread.errors import ClusterError, ClusterUnreachable, TopospreadError
+from topospread.errors import (
+    ClusterError,
+    ClusterUnreachable,
+    TopospreadError,
+    TransportClosed,
+)
 
 __all__ = ["ConnectionSettings", "WriteProcessTransport"]
 
@@ -282,7 +287,7 @@ class WriteProcessTransport:
         request_id = next(self._ids)
         with self._state:
             if self._closed:
-                raise ClusterUnreachable(f"cannot connect to {self.server}: transport closed")
+                raise TransportClosed(f"cannot connect to {self.server}: transport closed")
             child = self._children[request_id % len(self._children)]
             child.pending[request_id] = answer
             self.writes += 1

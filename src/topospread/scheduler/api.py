@@ -12,8 +12,11 @@ posted in the last 6 minutes becomes a ``series`` update of that one.
 from __future__ import annotations
 
 import collections
+import heapq
+import itertools
 import logging
 import queue as queue_module
+import random
 import sys
 import threading
 import time
@@ -24,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from topospread.client.transport import Answer, AsyncWrites, Request, Response, Transport
-from topospread.errors import ClusterError
+from topospread.errors import ClusterError, TransportClosed
 from topospread.model.objects import Pod
 from topospread.scheduler.informer import StreamingTransport
 from topospread.scheduler.leader import micro_time
@@ -44,6 +47,14 @@ log = logging.getLogger("topospread.scheduler.api")
 NOTE_LENGTH_LIMIT: Final = 1024
 """``validation.NoteLengthLimit`` of events.k8s.io: longer notes are cut (``truncateMessage``)."""
 SERIES_WINDOW: Final = 6 * 60.0
+_First = tuple[str, float]
+"""A new Event's name and time, kept for its next tries."""
+MAX_EVENT_TRIES: Final = 12
+RETRY_SLEEP: Final = 10.0
+"""client-go's events broadcaster (``attemptRecording``): an Event the API server could
+not be reached for is tried again, up to 12 times, 10 s apart (the first wait a random
+part of that, so that clients do not retry in step after an outage); one it answered with
+an error is not."""
 """Isomorphic events within this long become one series (client-go ``events`` package)."""
 
 
@@ -230,6 +241,13 @@ class EventRecorder:
         for thread in self._threads:
             thread.start()
         self.posted = 0
+        self._retries: list[tuple[float, int, EventItem, int, _First | None]] = []
+        """(when, order, Event, tries so far, its name and time): Events to try again, a
+        heap. A new Event is tried again under the same name, as client-go does."""
+        self._retry_order = itertools.count()
+        self._retry_ready = threading.Condition(self._lock)
+        self._stopping = False
+        threading.Thread(target=self._retry_loop, name="event-retries", daemon=True).start()
 
     def event(
         self,
@@ -263,7 +281,7 @@ class EventRecorder:
     def pending(self) -> int:
         """Events recorded and not yet answered."""
         with self._lock:
-            return self._queue.qsize() + len(self._waiting) + self._in_flight
+            return self._queue.qsize() + len(self._waiting) + self._in_flight + len(self._retries)
 
     def flush(self, timeout: float = 5.0) -> None:
         """Wait until the queued Events are posted (or ``timeout``)."""
@@ -280,7 +298,10 @@ class EventRecorder:
         while self.pending and time.monotonic() < deadline:
             time.sleep(0.02)
         with self._lock:
-            in_flight, waiting = self._in_flight, len(self._waiting) + self._queue.qsize()
+            in_flight = self._in_flight
+            waiting = len(self._waiting) + self._queue.qsize() + len(self._retries)
+            self._stopping = True
+            self._retry_ready.notify()
         if in_flight or waiting:
             log.warning(
                 "stopping with Events not posted",
@@ -298,60 +319,112 @@ class EventRecorder:
             item = self._queue.get()
             if item is None:
                 return
-            try:
-                self._post(item)
-            except ClusterError as error:
-                log.warning("cannot post an event: %s", error)
+            self._post(item)
 
-    def _post(self, item: EventItem) -> None:
-        now = time.time()
-        series = self._series(item, now)
-        if series is not None:
-            response = self.transport.send(series)
-            if response.status < 300:
-                return
-        name, request = self._new_event(item, now)
-        self._answered(item, name, now, self.transport.send(request))
+    # -- tries again (client-go's attemptRecording) ----------------------------------------
+
+    def _failed(
+        self, item: EventItem, tries: int, error: ClusterError, first: _First | None
+    ) -> None:
+        if self._stopping or isinstance(error, TransportClosed):
+            log.warning("cannot post an event: %s", error)
+            return
+        if tries >= MAX_EVENT_TRIES:
+            log.warning("cannot post an event (retry limit exceeded): %s", error)
+            return
+        log.warning("cannot post an event (may retry after sleeping): %s", error)
+        delay = RETRY_SLEEP * (random.random() if tries == 1 else 1.0)
+        with self._lock:
+            entry = (time.monotonic() + delay, next(self._retry_order), item, tries, first)
+            heapq.heappush(self._retries, entry)
+            self._retry_ready.notify()
+
+    def _retry_loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._stopping and (
+                    not self._retries or self._retries[0][0] > time.monotonic()
+                ):
+                    wait = self._retries[0][0] - time.monotonic() if self._retries else None
+                    self._retry_ready.wait(wait)
+                if self._stopping:
+                    return
+                _, _, item, tries, first = heapq.heappop(self._retries)
+                if self._sender is not None:
+                    self._in_flight += 1
+            if self._sender is not None:
+                self._post_async(item, tries, first)
+            else:
+                self._post(item, tries, first)
+
+    def _post(self, item: EventItem, tries: int = 0, first: _First | None = None) -> None:
+        now = first[1] if first is not None else time.time()
+        name = first[0] if first is not None else None
+        try:
+            if first is None:
+                series = self._series(item, now)
+                if series is not None and self.transport.send(series).status < 300:
+                    return
+            name, request = self._new_event(item, now, name)
+            response = self.transport.send(request)
+        except ClusterError as error:
+            self._failed(item, tries + 1, error, (name, now) if name is not None else None)
+            return
+        self._answered(item, name, now, response)
 
     # -- the async lane ------------------------------------------------------------------
 
-    def _post_async(self, item: EventItem) -> None:
-        """Send ``item`` without waiting; its answer sends the next waiting Event."""
+    def _post_async(self, item: EventItem, tries: int = 0, first: _First | None = None) -> None:
+        """Send ``item`` (tried ``tries`` times before) without waiting; its answer sends
+        the next waiting Event."""
+        if first is not None:
+            self._post_new_async(item, first[1], tries, first[0])
+            return
         now = time.time()
         series = self._series(item, now)
         if series is None:
-            self._post_new_async(item, now)
+            self._post_new_async(item, now, tries)
             return
 
         def patched(answer: Response | ClusterError) -> None:
             if isinstance(answer, Response) and answer.status < 300:
                 self._next()
             elif isinstance(answer, ClusterError):
-                log.warning("cannot post an event: %s", answer)
+                self._failed(item, tries + 1, answer, None)
                 self._next()
             else:
-                self._post_new_async(item, now)
+                self._post_new_async(item, now, tries)
 
-        self._send_async(item, series, patched)
+        self._send_async(item, series, patched, tries, None)
 
-    def _post_new_async(self, item: EventItem, now: float) -> None:
-        name, request = self._new_event(item, now)
+    def _post_new_async(
+        self, item: EventItem, now: float, tries: int, name: str | None = None
+    ) -> None:
+        name, request = self._new_event(item, now, name)
+        first = (name, now)
 
         def posted(answer: Response | ClusterError) -> None:
             if isinstance(answer, ClusterError):
-                log.warning("cannot post an event: %s", answer)
+                self._failed(item, tries + 1, answer, first)
             else:
-                self._answered(item, name, now, answer)
+                self._answered(item, first[0], now, answer)
             self._next()
 
-        self._send_async(item, request, posted)
+        self._send_async(item, request, posted, tries, first)
 
-    def _send_async(self, item: EventItem, request: Request, done: Answer) -> None:
+    def _send_async(
+        self,
+        item: EventItem,
+        request: Request,
+        done: Answer,
+        tries: int,
+        first: _First | None,
+    ) -> None:
         assert self._sender is not None
         try:
             sent = self._sender.send_async(request, done)
         except ClusterError as error:
-            log.warning("cannot post an event: %s", error)
+            self._failed(item, tries + 1, error, first)
             self._next()
             return
         if not sent:
@@ -412,9 +485,11 @@ class EventRecorder:
             content_type="application/merge-patch+json",
         )
 
-    def _new_event(self, item: EventItem, now: float) -> tuple[str, Request]:
+    def _new_event(
+        self, item: EventItem, now: float, name: str | None = None
+    ) -> tuple[str, Request]:
         controller, pod, event_type, reason, action, note, related = item
-        name = f"{pod.name}.{time.time_ns():x}"
+        name = name or f"{pod.name}.{time.time_ns():x}"
         body: dict[str, Any] = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
