@@ -71,8 +71,8 @@ __all__ = ["scheduler_command"]
     type=click.IntRange(0, 16),
     help="Processes that send the binds, status patches, deletions and Events, so that "
     "their HTTP work runs beside the scheduling loop instead of sharing its GIL; 0 sends "
-    "them from the scheduler process. Default: 2 where the process may use 8 or more "
-    "cores, 1 where it may use 2 to 7, else 0.",
+    "them from the scheduler process. Default: 1 where the process may use 2 or more "
+    "cores, else 0.",
 )
 @click.option(
     "--cpu-affinity",

@@ -40,15 +40,15 @@ def default_write_processes(cores: int) -> int:
     ``cores`` cores.
 
     * none on one core: a child only adds a copy there;
-    * one on 2 to 7: on 2 cores shared with the API server and etcd, one child made the
-      run faster end to end than none (BENCHMARKS.md);
-    * two from 8 up. On a 16-core host one child took 0.82-0.94 of its core while the
-      scheduler process took all of its own (5,000 pods, code 3c0095b, BENCHMARKS.md),
-      and the scheduler process has needed a third less CPU per pod since: one child
-      would be the limit. Each child keeps to a core of its own there (:func:`plan_cores`).
+    * one from 2 up: on 2 cores shared with the API server and etcd, one child made the
+      run faster end to end than none (BENCHMARKS.md). Since a child sends over HTTP/2
+      from one thread (``client/multiplexed.py``) it takes about half the scheduler
+      process's CPU per pod (1.7-1.9 against 3.3-3.5 CPU-s for 5,000 pods, 2 cores), so
+      one keeps up with the process that feeds it. (With a thread per write through
+      urllib3 a child took 0.82-0.94 of its core on a 16-core host, and the default was
+      two from 8 cores then; each more child is one more answer-reading thread in the
+      scheduler process.)
     """
-    if cores >= 8:
-        return 2
     return 1 if cores >= 2 else 0
 
 
