@@ -93,8 +93,10 @@ def run(*args: str | Path) -> tuple[int, str, str]:
 
 def _template(tmp_path: Path, suffix: str) -> Path:
     path = tmp_path / "grp-c.yaml"
+    # JSON, which YAML reads too: a suffix of decimal digits only ("057858") would be a
+    # number to sigs.k8s.io/yaml (and to topospread) when PyYAML leaves it unquoted.
     path.write_text(
-        yaml.safe_dump(
+        json.dumps(
             {
                 "apiVersion": "v1",
                 "kind": "Node",

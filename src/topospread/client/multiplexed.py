@@ -23,6 +23,7 @@ import contextlib
 import errno
 import os
 import select
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -61,6 +62,8 @@ def unsupported(configuration: Any) -> str | None:
         return "a proxy"
     if getattr(configuration, "tls_server_name", None):
         return "tls-server-name"
+    if getattr(configuration, "assert_hostname", None) is not None:
+        return "assert_hostname"
     if not str(configuration.host).startswith(("https://", "http://")):
         return f"the server {configuration.host}"
     return None
@@ -248,6 +251,14 @@ class MultiplexedSender:
         if configuration.verify_ssl:
             if configuration.ssl_ca_cert:
                 handle.setopt(pycurl.CAINFO, configuration.ssl_ca_cert)
+            else:
+                # No CA in the kubeconfig: the system's, as Python's ssl module finds it
+                # for the urllib3 pool (SSL_CERT_FILE and SSL_CERT_DIR included).
+                system = ssl.get_default_verify_paths()
+                if system.cafile:
+                    handle.setopt(pycurl.CAINFO, system.cafile)
+                if system.capath:
+                    handle.setopt(pycurl.CAPATH, system.capath)
         else:
             handle.setopt(pycurl.SSL_VERIFYPEER, 0)
             handle.setopt(pycurl.SSL_VERIFYHOST, 0)
