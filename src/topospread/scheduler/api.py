@@ -47,6 +47,8 @@ log = logging.getLogger("topospread.scheduler.api")
 NOTE_LENGTH_LIMIT: Final = 1024
 """``validation.NoteLengthLimit`` of events.k8s.io: longer notes are cut (``truncateMessage``)."""
 SERIES_WINDOW: Final = 6 * 60.0
+FAILURE_LOG_INTERVAL: Final = 1.0
+"""Seconds between the lines that count the Events to be tried again."""
 _First = tuple[str, float]
 """A new Event's name and time, kept for its next tries."""
 MAX_EVENT_TRIES: Final = 12
@@ -247,6 +249,8 @@ class EventRecorder:
         self._retry_order = itertools.count()
         self._retry_ready = threading.Condition(self._lock)
         self._stopping = False
+        self._unlogged_failures = 0
+        self._failure_logged_at = -FAILURE_LOG_INTERVAL
         threading.Thread(target=self._retry_loop, name="event-retries", daemon=True).start()
 
     def event(
@@ -332,12 +336,24 @@ class EventRecorder:
         if tries >= MAX_EVENT_TRIES:
             log.warning("cannot post an event (retry limit exceeded): %s", error)
             return
-        log.warning("cannot post an event (may retry after sleeping): %s", error)
         delay = RETRY_SLEEP * (random.random() if tries == 1 else 1.0)
+        now = time.monotonic()
         with self._lock:
-            entry = (time.monotonic() + delay, next(self._retry_order), item, tries, first)
+            entry = (now + delay, next(self._retry_order), item, tries, first)
             heapq.heappush(self._retries, entry)
             self._retry_ready.notify()
+            # One line a second at most: an outage fails every Event in flight at once.
+            self._unlogged_failures += 1
+            if now - self._failure_logged_at < FAILURE_LOG_INTERVAL:
+                return
+            failures, self._unlogged_failures = self._unlogged_failures, 0
+            self._failure_logged_at = now
+        log.warning(
+            "cannot post %d event%s (may retry after sleeping): %s",
+            failures,
+            "" if failures == 1 else "s",
+            error,
+        )
 
     def _retry_loop(self) -> None:
         while True:
