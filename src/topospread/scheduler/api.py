@@ -47,6 +47,7 @@ log = logging.getLogger("topospread.scheduler.api")
 NOTE_LENGTH_LIMIT: Final = 1024
 """``validation.NoteLengthLimit`` of events.k8s.io: longer notes are cut (``truncateMessage``)."""
 SERIES_WINDOW: Final = 6 * 60.0
+"""Isomorphic events within this long become one series (client-go ``events`` package)."""
 FAILURE_LOG_INTERVAL: Final = 1.0
 """Seconds between the lines that count the Events to be tried again."""
 _First = tuple[str, float]
@@ -57,7 +58,6 @@ RETRY_SLEEP: Final = 10.0
 not be reached for is tried again, up to 12 times, 10 s apart (the first wait a random
 part of that, so that clients do not retry in step after an outage); one it answered with
 an error is not."""
-"""Isomorphic events within this long become one series (client-go ``events`` package)."""
 
 
 def truncate_message(message: str) -> str:
@@ -228,7 +228,7 @@ class EventRecorder:
             transport if isinstance(transport, AsyncWrites) and transport.sends_async else None
         )
         self._waiting: collections.deque[EventItem] = collections.deque()
-        """Events for the async lane while ``workers`` of them are in flight."""
+        """Events for the async lane while ``in_flight`` of them are in flight."""
         self._in_flight = 0
         self._lane_width = in_flight if in_flight is not None else sys.maxsize
         """How many Events of the async lane may be in flight."""
