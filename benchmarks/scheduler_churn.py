@@ -90,7 +90,14 @@ def summary(runs: list[ChurnResult]) -> dict[str, Any]:
     best = min(runs, key=lambda r: (not r.settled, r.seconds))
     row = best.as_dict()
     row["median_seconds"] = statistics.median(r.seconds for r in runs)
-    row["outcomes"] = [r.outcome for r in runs]
+    # A run that needed kube-controller-manager restarted says so: its seconds include the
+    # minute the ReplicaSets stalled before the restart (ChurnResult.controller_manager_restarts).
+    row["outcomes"] = [
+        f"{r.outcome} (kube-controller-manager restarted)"
+        if r.controller_manager_restarts
+        else r.outcome
+        for r in runs
+    ]
     row["runs"] = len(runs)
     for key in ("pending", "bound_twice", "overcommitted", "violations"):
         row[key] = sum(len(getattr(r, key)) for r in runs)

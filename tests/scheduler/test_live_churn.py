@@ -55,11 +55,17 @@ def test_topospread_keeps_its_guarantees_through_restarts_expiries_and_a_killed_
 
 @pytest.mark.parametrize("which", ["kube-scheduler", "topospread"])
 def test_scale_up_scale_down_and_a_lost_zone_settle_with_the_zones_balanced(
-    which: str, control_plane_binaries: Path, autoscaler_files: Path
+    which: str, control_plane_binaries: Path, autoscaler_files: Path, tmp_path: Path
 ) -> None:
     plan = ChurnPlan(**SMALL)
-    result = run_churn(which, plan, binaries=control_plane_binaries, kwok_files=autoscaler_files)
-    assert result.outcome == "settled", (result.outcome, result.timeline, result.mismatched)
+    result = run_churn(
+        which,
+        plan,
+        keep_logs=tmp_path,
+        binaries=control_plane_binaries,
+        kwok_files=autoscaler_files,
+    )
+    assert result.outcome == "settled", (result.as_dict(), f"logs in {tmp_path}")
     assert_guarantees_held(result)
     # 180 pods left (+45 scaled up, -45 down), all on the two zones that remain.
     assert result.pods == 180

@@ -185,6 +185,7 @@ class ControlPlane:
         self._extra_controller_manager_args = extra_controller_manager_args
         self._processes: list[_Process] = []
         self._apiserver_args: list[str] = []
+        self._controller_manager_args: list[str] = []
         self._workdir: Path | None = None
         self._ports: _Ports | None = None
         self.admin_token = secrets.token_hex(16)
@@ -295,19 +296,7 @@ class ControlPlane:
         with ``graceful`` SIGTERM it (its own shutdown: watches ended, requests in flight
         drained); the other processes keep running. :meth:`start_apiserver` brings it
         back."""
-        for process in self._processes:
-            if process.name == "kube-apiserver" and process.popen.poll() is None:
-                if graceful:
-                    process.popen.terminate()
-                    try:
-                        process.popen.wait(60)
-                    except subprocess.TimeoutExpired:
-                        process.popen.kill()
-                else:
-                    process.popen.kill()
-                process.popen.wait()
-                process.log_handle.close()
-        self._processes = [p for p in self._processes if p.name != "kube-apiserver"]
+        self._end("kube-apiserver", graceful=graceful)
 
     def start_apiserver(self) -> None:
         """Start kube-apiserver again, on the same port with the same flags, and wait
@@ -324,6 +313,18 @@ class ControlPlane:
         self.kill_apiserver(graceful=graceful)
         time.sleep(down_seconds)
         self.start_apiserver()
+
+    def restart_controller_manager(self) -> None:
+        """Stop kube-controller-manager (SIGTERM) and start it again with the same flags,
+        waiting until it is healthy: its controllers start from a fresh list, with none of
+        the old process's memory (a ReplicaSet's expectations among it)."""
+        if not self._controller_manager_args:
+            raise ControlPlaneError("this control plane runs no kube-controller-manager")
+        self._end("kube-controller-manager", graceful=True)
+        deadline = time.monotonic() + self._ready_timeout
+        kcm = self._spawn("kube-controller-manager", self._controller_manager_args)
+        port = self._require_ports().controller_manager
+        self._wait_ready(kcm, f"https://127.0.0.1:{port}/healthz", _insecure_context(), deadline)
 
     def compact_etcd(self) -> int:
         """Compact etcd at its current revision (physically) and return that revision:
@@ -476,19 +477,17 @@ class ControlPlane:
         ]
         waits: list[tuple[_Process, str]] = []
         if self._with_controller_manager:
-            kcm = self._spawn(
-                "kube-controller-manager",
-                [
-                    *component_common,
-                    f"--secure-port={ports.controller_manager}",
-                    f"--cert-dir={d / 'kcm-certs'}",
-                    # Without kubelets every Node would turn NotReady and get evicted from.
-                    "--controllers=*,-node-lifecycle-controller",
-                    f"--service-account-private-key-file={d / 'sa.key'}",
-                    f"--root-ca-file={self.ca_file}",
-                    *self._extra_controller_manager_args,
-                ],
-            )
+            self._controller_manager_args = [
+                *component_common,
+                f"--secure-port={ports.controller_manager}",
+                f"--cert-dir={d / 'kcm-certs'}",
+                # Without kubelets every Node would turn NotReady and get evicted from.
+                "--controllers=*,-node-lifecycle-controller",
+                f"--service-account-private-key-file={d / 'sa.key'}",
+                f"--root-ca-file={self.ca_file}",
+                *self._extra_controller_manager_args,
+            ]
+            kcm = self._spawn("kube-controller-manager", self._controller_manager_args)
             waits.append((kcm, f"https://127.0.0.1:{ports.controller_manager}/healthz"))
         if self._with_scheduler:
             scheduler = self._spawn(
@@ -496,12 +495,8 @@ class ControlPlane:
                 [*component_common, f"--secure-port={ports.scheduler}"],
             )
             waits.append((scheduler, f"https://127.0.0.1:{ports.scheduler}/healthz"))
-        # Their serving certificates are self-signed, made at start: health is all we ask.
-        insecure = ssl.create_default_context()
-        insecure.check_hostname = False
-        insecure.verify_mode = ssl.CERT_NONE
         for process, url in waits:
-            self._wait_ready(process, url, insecure, deadline)
+            self._wait_ready(process, url, _insecure_context(), deadline)
 
     def _api_context(self) -> ssl.SSLContext:
         context = ssl.create_default_context(cafile=str(self.ca_file))
@@ -556,6 +551,23 @@ class ControlPlane:
                 )
             time.sleep(0.05)
 
+    def _end(self, name: str, *, graceful: bool) -> None:
+        """SIGKILL (or with ``graceful`` SIGTERM, then SIGKILL after a minute) the process
+        ``name`` and forget it; the others keep running."""
+        for process in self._processes:
+            if process.name == name and process.popen.poll() is None:
+                if graceful:
+                    process.popen.terminate()
+                    try:
+                        process.popen.wait(60)
+                    except subprocess.TimeoutExpired:
+                        process.popen.kill()
+                else:
+                    process.popen.kill()
+                process.popen.wait()
+                process.log_handle.close()
+        self._processes = [p for p in self._processes if p.name != name]
+
     def _kill_processes(self) -> None:
         processes, self._processes = self._processes, []
         _stop_processes(processes, _STOP_GRACE_SECONDS)
@@ -567,6 +579,15 @@ class ControlPlane:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _insecure_context() -> ssl.SSLContext:
+    """For the components' health endpoints: their serving certificates are self-signed,
+    made at start, and health is all we ask of them."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 def _openssl(*args: str | Path) -> None:
