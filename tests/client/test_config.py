@@ -74,6 +74,34 @@ def test_a_missing_kubeconfig_file_is_named(tmp_path: Path) -> None:
         connect(tmp_path / "nope")
 
 
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            "apiVersion: v1\nkind: Config\n---\napiVersion: v1\n",
+            "yaml: line 3: but found another document",
+        ),
+        ("clusters: [\n", "yaml: line 2: expected the node content, but found '<stream end>'"),
+        ('"just a string"\n', "expected a mapping .*, found a string"),
+    ],
+    ids=["two documents", "unclosed list", "a string"],
+)
+def test_a_kubeconfig_that_is_not_one_yaml_mapping_is_refused_in_one_line(
+    tmp_path: Path, content: str, problem: str
+) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(content)
+    with pytest.raises(KubeconfigError, match=f"^{path}: cannot read kubeconfig: {problem}$"):
+        connect(path)
+
+
+def test_an_empty_kubeconfig_is_named_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text("")
+    with pytest.raises(KubeconfigError, match=f"^{path}: .*file is empty$"):
+        connect(path)
+
+
 def test_kubeconfig_files_listed_in_KUBECONFIG_are_merged_first_file_first(
     tmp_path: Path, monkeypatch
 ) -> None:

@@ -88,6 +88,7 @@ def connect(
     if paths:
         joined = os.pathsep.join(str(p) for p in paths)
         where = joined if len(paths) == 1 else f"KUBECONFIG={joined}"
+        documents = [_kubeconfig_document(path) for path in paths]
         try:
             contexts, current = k8s_config.list_kube_config_contexts(config_file=joined)
         except k8s_config.ConfigException as exc:
@@ -97,7 +98,7 @@ def connect(
         names = [c.get("name") for c in contexts or ()]
         # client-go: the first file that sets current-context wins; the Python client's
         # merger keeps the last one, so it is looked up here.
-        chosen_name = context or _first_current_context(paths) or (current or {}).get("name")
+        chosen_name = context or _first_current_context(documents) or (current or {}).get("name")
         if not chosen_name:
             raise KubeconfigError(f"{where}: no current-context is set; pass --context")
         if chosen_name not in names:
@@ -152,15 +153,45 @@ def connect(
     return Connection(transport, namespace, name)
 
 
-def _first_current_context(paths: list[Path]) -> str | None:
+_YAML_KINDS = {
+    str: "a string",
+    list: "a list",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
+def _kubeconfig_document(path: Path) -> dict[str, Any]:
+    """One kubeconfig file read as YAML, or :class:`KubeconfigError` in one line: the
+    official client would fail on a file that is not one YAML mapping with a traceback
+    (``yaml.composer.ComposerError``, ``TypeError``). An empty file reads as an empty
+    mapping (the official client then names it as empty)."""
     import yaml
 
-    for path in paths:
-        try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        current = document.get("current-context") if isinstance(document, dict) else None
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KubeconfigError(f"{path}: cannot read kubeconfig: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        line = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark else ""
+        problem = exc.problem or exc.context or type(exc).__name__
+        raise KubeconfigError(f"{path}: cannot read kubeconfig: yaml: {line}{problem}") from None
+    except yaml.YAMLError as exc:
+        raise KubeconfigError(f"{path}: cannot read kubeconfig: yaml: {exc}") from None
+    if document is None:
+        return {}
+    if not isinstance(document, dict):
+        raise KubeconfigError(
+            f"{path}: cannot read kubeconfig: expected a mapping (apiVersion, kind: Config, "
+            f"clusters, users, contexts), found {_YAML_KINDS.get(type(document), 'a scalar')}"
+        )
+    return document
+
+
+def _first_current_context(documents: list[dict[str, Any]]) -> str | None:
+    for document in documents:
+        current = document.get("current-context")
         if isinstance(current, str) and current:
             return current
     return None
