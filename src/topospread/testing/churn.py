@@ -920,6 +920,9 @@ def churn_cluster(
     with (
         ControlPlane(
             binaries,
+            # A kube-apiserver restarted under a large run's load (5,000 Nodes and 50,000
+            # pods on 2 cores) took over 60 s to pass its rbac/bootstrap-roles check.
+            ready_timeout=300.0,
             extra_controller_manager_args=(
                 "--kube-api-qps=1000",
                 "--kube-api-burst=1000",

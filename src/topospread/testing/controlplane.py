@@ -541,7 +541,8 @@ class ControlPlane:
                         return
                     last = f"HTTP {response.status}"
             except urllib.error.HTTPError as error:
-                last = f"HTTP {error.code}: {error.read(500).decode(errors='replace').strip()}"
+                body = error.read().decode(errors="replace")
+                last = f"HTTP {error.code}: {_failing_checks(body)}"
             except (OSError, ssl.SSLError) as error:
                 last = str(error)
             if time.monotonic() > deadline:
@@ -579,6 +580,13 @@ class ControlPlane:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _failing_checks(body: str) -> str:
+    """What a /readyz or /healthz answer says is not ready: its ``[-]`` lines (each
+    check is listed, one per line, ``[+]`` when it passed), else the body's start."""
+    failing = [line.strip() for line in body.splitlines() if line.startswith("[-]")]
+    return "; ".join(failing) if failing else body[:500].strip()
 
 
 def _insecure_context() -> ssl.SSLContext:
