@@ -106,3 +106,15 @@ def test_a_karpenter_nodepool_grows_into_other_zones_only_when_a_zone_may_go(
     )
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["byZone"] == by_zone
+
+
+def test_a_workload_of_more_replicas_than_plan_places_is_refused_at_once(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.yaml"
+    huge.write_text((DATA / "web.yaml").read_text().replace("replicas: 15", "replicas: 100000000"))
+    code, out, err = plan(huge)
+    assert (code, out) == (2, "")
+    assert err.strip().endswith(
+        "spec.replicas: Invalid value: 100000000: must be at most 100,000 "
+        "(plan places every replica)"
+    )
+    assert len(err.strip().splitlines()) == 1

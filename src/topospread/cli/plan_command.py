@@ -13,7 +13,8 @@ from rich.console import Console
 from topospread.cli.options import output_option
 from topospread.cli.shared import EXIT_FINDINGS, exit_with_error
 from topospread.engine.plan import PlanResult, plan_capacity
-from topospread.errors import InputError, TopospreadError
+from topospread.engine.sim.scenario import MAX_REPLICAS
+from topospread.errors import FieldError, InputError, TopospreadError
 from topospread.io import load_cluster, load_configuration
 from topospread.io.manifests import load_audit_objects
 from topospread.io.pools import load_instance_types, load_node_pools
@@ -110,6 +111,17 @@ def plan_command(
                 ", ".join(workload_files),
                 message="no workloads (Deployments, StatefulSets or ReplicaSets) to plan for",
             )
+        too_large = [
+            FieldError.invalid(
+                f"{type(w).__name__} {w.metadata.namespace}/{w.metadata.name}: spec.replicas",
+                w.replicas,
+                f"must be at most {MAX_REPLICAS:,} (plan places every replica)",
+            )
+            for w in workloads
+            if w.replicas is not None and w.replicas > MAX_REPLICAS
+        ]
+        if too_large:
+            raise InputError(", ".join(workload_files), too_large)
         result = plan_capacity(
             workloads,
             pools,
