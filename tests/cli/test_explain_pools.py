@@ -116,8 +116,13 @@ POOL, MIN, MAX = (f"autoscaling.topospread.dev/{k}" for k in ("pool", "min-size"
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
             "not a node pool",
         ),
+        (
+            _template({POOL: "p", "autoscaling.topospread.dev/maxsize": "1"}),
+            'metadata.annotations: Unsupported value: "autoscaling.topospread.dev/maxsize": '
+            'supported values: "autoscaling.topospread.dev/max-size", ',
+        ),
     ],
-    ids=["max-below-min", "no-template", "unknown-operator", "not-a-pool"],
+    ids=["max-below-min", "no-template", "unknown-operator", "not-a-pool", "misspelt-annotation"],
 )  # fmt: skip
 def test_bad_node_pools_are_one_line_each_and_exit_2(
     tmp_path: Path, pools: str, words: str

@@ -72,6 +72,14 @@ ANNOTATION_MAX_SIZE: Final = "autoscaling.topospread.dev/max-size"
 ANNOTATION_PROVISION_DELAY: Final = "autoscaling.topospread.dev/provision-delay"
 ANNOTATION_PRIORITY: Final = "autoscaling.topospread.dev/priority"
 LABEL_POOL: Final = "autoscaling.topospread.dev/pool"
+_ANNOTATION_PREFIX: Final = "autoscaling.topospread.dev/"
+_ANNOTATIONS: Final = (
+    ANNOTATION_MAX_SIZE,
+    ANNOTATION_MIN_SIZE,
+    ANNOTATION_POOL,
+    ANNOTATION_PRIORITY,
+    ANNOTATION_PROVISION_DELAY,
+)
 LABEL_NODEPOOL: Final = "karpenter.sh/nodepool"
 LABEL_CAPACITY_TYPE: Final = "karpenter.sh/capacity-type"
 LABEL_INSTANCE_TYPE: Final = "node.kubernetes.io/instance-type"
@@ -158,7 +166,13 @@ def template_pools(templates: Sequence[Node], source: str) -> tuple[NodePool, ..
         if not name:
             errors.append(f"{where}: metadata.annotations[{ANNOTATION_POOL}]: Required value")
             continue
-        problems: list[FieldError | str] = []
+        # An annotation of this prefix that is none of ours is a misspelling (max_size,
+        # maxsize): read as absent, it would quietly leave the pool unbounded.
+        problems: list[FieldError | str] = [
+            FieldError.not_supported("metadata.annotations", key, _ANNOTATIONS)
+            for key in template.metadata.annotations
+            if key.startswith(_ANNOTATION_PREFIX) and key not in _ANNOTATIONS
+        ]
         minimum = _size(template, ANNOTATION_MIN_SIZE, problems)
         maximum = _size(template, ANNOTATION_MAX_SIZE, problems)
         delay = _size(template, ANNOTATION_PROVISION_DELAY, problems)
