@@ -114,7 +114,7 @@ POOL, MIN, MAX = (f"autoscaling.topospread.dev/{k}" for k in ("pool", "min-size"
         ),
         (
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
-            "not a node pool",
+            "apps/v1/Deployment d: not a node pool",
         ),
         (
             _template({POOL: "p", "autoscaling.topospread.dev/maxsize": "1"}),

@@ -87,23 +87,22 @@ def load_node_pools(
             elif kind == "Node":
                 nodes.append(_allocatable_from_capacity(document))
             else:
+                metadata = document.get("metadata")
+                name = metadata.get("name") if isinstance(metadata, dict) else None
                 problems.append(
-                    f"{version}/{kind}: not a node pool (give template Nodes annotated "
-                    "autoscaling.topospread.dev/pool, or karpenter.sh/v1 NodePools)"
+                    f"{version}/{kind}{f' {name}' if name else ''}: not a node pool (give "
+                    "template Nodes annotated autoscaling.topospread.dev/pool, or "
+                    "karpenter.sh/v1 NodePools)"
                 )
+        templates = [n for n in decode_documents(nodes, source).objects if isinstance(n, Node)]
+        problems += [
+            f"Node {n.name}: metadata.annotations[autoscaling.topospread.dev/pool]: "
+            "Required value (a node pool's template names its pool)"
+            for n in templates
+            if not is_pool_template(n)
+        ]
         if problems:
             raise InputError(source, problems)
-        templates = [n for n in decode_documents(nodes, source).objects if isinstance(n, Node)]
-        unmarked = [n.name for n in templates if not is_pool_template(n)]
-        if unmarked:
-            raise InputError(
-                source,
-                [
-                    f"Node {name}: metadata.annotations[autoscaling.topospread.dev/pool]: "
-                    "Required value (a node pool's template names its pool)"
-                    for name in unmarked
-                ],
-            )
         if not templates and not nodepools:
             raise InputError(source, message="no node pools (no template Nodes, no NodePools)")
         if templates:
