@@ -80,6 +80,7 @@ def test_bad_sweep_options_are_one_line_and_exit_2() -> None:
         (["--runs", "0"], "--runs 0: must be at least 1"),
         (["--runs", "3", "--workers", "0"], "--workers 0: must be at least 1"),
         (["--runs", "3", "--ray", "127.0.0.1:1"], "--ray 127.0.0.1:1: cannot connect"),
+        (["--runs", "3", "--tie-break", "first"], "--runs always breaks ties at random"),
     ):
         result = CliRunner().invoke(cli, ["simulate", *args], catch_exceptions=False)
         assert (result.exit_code, result.stdout) == (2, ""), args

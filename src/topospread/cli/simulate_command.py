@@ -95,6 +95,15 @@ def simulate_command(
         raise InputError("", message=f"--workers {workers}: must be at least 1")
     if (workers is not None or ray_address is not None) and runs == 1:
         raise click.UsageError("--workers and --ray go with --runs N (N > 1)")
+    tie_break_given = (
+        click.get_current_context().get_parameter_source("tie_break")
+        is click.core.ParameterSource.COMMANDLINE
+    )
+    if runs > 1 and tie_break_given and tie_break == "first":
+        raise click.UsageError(
+            "--tie-break first with --runs N: the runs differ only in their random "
+            "tie-breaks (seeds --seed..), so --runs always breaks ties at random"
+        )
     if (kubeconfig is not None or context is not None) and not from_cluster:
         raise click.UsageError("--kubeconfig and --context go with --from-cluster")
     if list_only:
