@@ -46,6 +46,11 @@ def test_domains_accept_short_names_and_full_topology_keys() -> None:
         parse_domains("zone=three")
 
 
+def test_a_topology_key_given_twice_in_domains_is_refused_under_either_name() -> None:
+    with pytest.raises(InputError, match="topology.kubernetes.io/zone is given twice"):
+        parse_domains("zone=3,topology.kubernetes.io/zone=4")
+
+
 def test_ignore_comments_name_rules_or_all() -> None:
     text = "# topospread:ignore ghost-selector, skew-over-max\nkind: Deployment\n"
     assert ignored_in_text(text, RULES) == {"ghost-selector", "skew-over-max"}

@@ -126,7 +126,10 @@ def parse_domains(text: str) -> dict[str, int]:
                 message=f"expected KEY=N with N >= 1 (e.g. zone=3,hostname=12), got {part!r}",
             )
         key = key.strip()
-        result[TOPOLOGY_KEY_ALIASES.get(key, key)] = int(value)
+        full = TOPOLOGY_KEY_ALIASES.get(key, key)
+        if full in result:
+            raise InputError("--domains", message=f"{full} is given twice, in {text!r}")
+        result[full] = int(value)
     return result
 
 
