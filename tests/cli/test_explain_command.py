@@ -178,7 +178,13 @@ def test_objects_of_other_kinds_are_skipped_with_a_note(tmp_path: Path) -> None:
 def test_missing_options_are_a_usage_error() -> None:
     code, _, err = run("explain", "--pod", str(ONE / "pod.yaml"))
     assert code == 2
-    assert "give --cluster FILE" in err
+    assert "pod/NAME), --cluster FILE (one or more) and --pod FILE" in err
+
+
+def test_standard_input_given_to_two_options_is_a_usage_error() -> None:
+    code, out, err = run("explain", "--cluster", "-", "--pod", "-")
+    assert (code, out) == (2, "")
+    assert "standard input (-) is given 2 times (--cluster, --pod); it can be read once" in err
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in BROKEN.iterdir() if p.is_dir()))

@@ -16,7 +16,12 @@ from topospread.cli import examples as bundled
 from topospread.cli.live import explain_live_pod, explain_live_pod_with_pools, live_configuration
 from topospread.cli.options import kube_options, output_option
 from topospread.cli.render_explain import render_explanation, render_scale_up
-from topospread.cli.shared import reports_errors, settle_loaded_objects, text_console
+from topospread.cli.shared import (
+    refuse_stdin_twice,
+    reports_errors,
+    settle_loaded_objects,
+    text_console,
+)
 from topospread.engine.autoscale import AUTOSCALERS, EXPANDERS, ScaleUp, plan_scale_up
 from topospread.engine.explain import Explanation, explain
 from topospread.errors import InputError, UnsupportedError
@@ -155,8 +160,18 @@ def explain_command(
         config_file = config_file or files.config
     if not cluster_files or pod_file is None:
         raise click.UsageError(
-            "give --cluster FILE (one or more) and --pod FILE, or --example NAME"
+            "give a pod of the current kubeconfig context (pod/NAME), --cluster FILE (one "
+            "or more) and --pod FILE, or --example NAME"
         )
+    refuse_stdin_twice(
+        {
+            "--cluster": cluster_files,
+            "--pod": pod_file,
+            "--config": config_file,
+            "--node-pools": pool_files,
+            "--instance-types": instance_types_file,
+        }
+    )
     # The small inputs first: their errors are reported before a large cluster is read.
     configuration = load_configuration(config_file)
     pod = load_pod(pod_file)

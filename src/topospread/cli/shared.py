@@ -7,8 +7,9 @@ command module, so the commands stand side by side with no import between them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence, Sized
 from functools import wraps
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -21,6 +22,7 @@ __all__ = [
     "EXIT_INPUT",
     "exit_with_error",
     "reports_errors",
+    "require_workload",
     "settle_loaded_objects",
     "text_console",
 ]
@@ -61,6 +63,32 @@ def reports_errors(command: F) -> F:
             exit_with_error(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def refuse_stdin_twice(inputs: Mapping[str, Path | Sequence[Path] | None]) -> None:
+    """Standard input (``-``) can be read once: given to two options (or twice to one),
+    the second would read nothing."""
+    from topospread.io.reader import STDIN  # not at import: every command's --help loads this
+
+    readers = [
+        option
+        for option, value in inputs.items()
+        for path in (value if isinstance(value, list | tuple) else [value])
+        if path is not None and str(path) == STDIN
+    ]
+    if len(readers) > 1:
+        raise click.UsageError(
+            f"standard input (-) is given {len(readers)} times ({', '.join(readers)}); "
+            "it can be read once"
+        )
+
+
+def require_workload(workload: str | None, workloads: Sized) -> None:
+    """Refuse a WORKLOAD argument that names no workload in scope (``workloads``: those
+    the audit found), as ``audit`` and ``rebalance`` do: bad input, exit status 2, rather
+    than a report about nothing."""
+    if workload and not len(workloads):
+        raise InputError("", message=f"no workload {workload!r} in scope")
 
 
 def text_console(piped_width: int, *, soft_wrap: bool = True) -> Console:
