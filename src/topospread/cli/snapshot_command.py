@@ -51,8 +51,9 @@ def snapshot_command(
 ) -> None:
     """Write what the scheduler reads from the cluster as one kind: List file.
 
-    Every file-reading command accepts the result (explain --cluster, simulate, audit);
-    attach it to a bug report, with --anonymize when names are private. Read-only.
+    explain --cluster, audit, rebalance --cluster and lint --cluster read the result, and
+    a simulate scenario through its cluster.files; attach it to a bug report, with
+    --anonymize when names are private. Read-only.
     """
     try:
         _snapshot(output_file, output_format, anonymize, kubeconfig, context)
