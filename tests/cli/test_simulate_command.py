@@ -40,6 +40,8 @@ def test_list_names_every_bundled_scenario() -> None:
     code, out, _ = run("simulate", "--list")
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == NAMES
+    # Each with its description's first sentence, whole however the YAML wraps it.
+    assert all(line.rstrip().endswith((".", "!", "?")) for line in out.splitlines())
 
 
 def test_json_output_has_the_documented_shape_and_is_deterministic() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -72,18 +73,16 @@ class Scenario:
 
 def all_scenarios() -> list[Scenario]:
     """Every bundled scenario, by name; the summary is its ``description``'s first sentence."""
+    import yaml
+
     found = []
     for path in sorted((_root() / "scenarios").glob("*.yaml")):
-        summary = ""
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("description:"):
-                text = line.removeprefix("description:").strip(" >-|")
-                if not text and i + 1 < len(lines):
-                    text = lines[i + 1].strip()
-                summary = text
-                break
-        found.append(Scenario(path.stem, summary, path))
+        document = yaml.load(
+            path.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
+        description = " ".join(str(document.get("description") or "").split())
+        sentence = re.match(r"(.+?[.!?])(?:\s|$)", description)
+        found.append(Scenario(path.stem, sentence.group(1) if sentence else description, path))
     return found
 
 
