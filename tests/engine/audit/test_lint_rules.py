@@ -208,6 +208,13 @@ def test_no_eligible_node_names_the_node_selection_not_min_domains() -> None:
     assert "minDomains" not in finding.message + finding.fix
 
 
+def test_a_cluster_without_nodes_is_named_as_such_not_as_a_selector_matching_none() -> None:
+    found = linted("clean.yaml", cluster="no-nodes.yaml")
+    (finding,) = found["no-eligible-nodes"]
+    assert "the cluster has no nodes" in finding.message
+    assert "nodeSelector" not in finding.message
+
+
 def test_a_single_replica_with_soft_spreads_needs_no_template_hash() -> None:
     assert linted("single-replica-soft.yaml") == {}
 

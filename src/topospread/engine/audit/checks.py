@@ -640,7 +640,11 @@ def _no_eligible_nodes(ctx: RuleContext, c: ConstraintAudit) -> Finding:
     nodes = ctx.nodes or ()
     key = c.constraint.topology_key
     selected = [n for n in nodes if pod is None or required_node_affinity(pod).match(n)]
-    if not selected:
+    if not nodes:
+        why = "the cluster has no nodes"
+        fix = "give the cluster's Nodes (kubectl get nodes -o yaml) with the other objects"
+        consequence = "the pods stay Pending: there is no node to run on"
+    elif not selected:
         why = (
             f"none of the {len(nodes)} node(s) matches the pods' nodeSelector and required "
             "node affinity"
