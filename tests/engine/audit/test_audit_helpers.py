@@ -47,7 +47,7 @@ def test_domains_accept_short_names_and_full_topology_keys() -> None:
 
 
 def test_a_topology_key_given_twice_in_domains_is_refused_under_either_name() -> None:
-    with pytest.raises(InputError, match="topology.kubernetes.io/zone is given twice"):
+    with pytest.raises(InputError, match=r"topology\.kubernetes\.io/zone is given twice"):
         parse_domains("zone=3,topology.kubernetes.io/zone=4")
 
 
