@@ -111,6 +111,59 @@ def test_an_unknown_workload_is_bad_input() -> None:
     assert "no workload 'deployment/nope' in scope" in err
 
 
+# A pod of tests/data/rebalance/min-domains.yaml captured again, in a second file.
+POD_CAPTURED_AGAIN = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-ca84d-p00
+    namespace: shop
+    uid: uid-web-ca84d-p00
+    labels: {app: web, pod-template-hash: ca84d}
+  spec:
+    containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+    nodeName: node-a-1
+"""
+
+
+def test_a_pod_in_two_captures_is_bad_input_rather_than_counted_twice(tmp_path: Path) -> None:
+    capture = ROOT / "tests" / "data" / "rebalance" / "min-domains.yaml"
+    again = tmp_path / "pods.yaml"
+    again.write_text(POD_CAPTURED_AGAIN, encoding="utf-8")
+    code, out, err = run("audit", "--cluster", str(capture), "--cluster", str(again))
+    assert code == 2
+    assert out == ""
+    assert err.splitlines() == [
+        f"{again}: items[0]: duplicate Pod shop/web-ca84d-p00 (first in {capture}: document 9)"
+    ]
+
+
+# A pod named as one of tests/data/audit/balanced.yaml's, in another namespace.
+SAME_NAME_IN_OPS = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-7d9c5-q7rcl
+  namespace: ops
+  uid: uid-ops-web-7d9c5-q7rcl
+spec:
+  containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+  nodeName: node-a-1
+"""
+
+
+def test_the_same_pod_name_in_another_namespace_is_another_pod(tmp_path: Path) -> None:
+    ops = tmp_path / "ops.yaml"
+    ops.write_text(SAME_NAME_IN_OPS, encoding="utf-8")
+    code, out, err = run("audit", "--cluster", str(AUDIT / "balanced.yaml"), "--cluster", str(ops))
+    assert code == 0, err
+    assert "duplicate" not in err
+    assert "No findings." in out
+
+
 def test_html_report_is_written_atomically_with_findings_and_pictures(tmp_path: Path) -> None:
     target = tmp_path / "audit.html"
     code, _, err = run("audit", "--cluster", str(AUDIT / "skewed.yaml"), "--html", str(target))

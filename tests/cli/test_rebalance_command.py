@@ -92,3 +92,35 @@ def test_config_and_include_soft() -> None:
     soft = _run("--cluster", str(DATA / "soft.yaml"))
     assert "--include-soft" in soft.output
     assert "Balanced" in _run("--cluster", str(DATA / "soft.yaml"), "--include-soft").output
+
+
+def test_the_same_capture_given_twice_is_refused_one_line_per_object() -> None:
+    capture = DATA / "min-domains.yaml"
+    result = _run("--cluster", str(capture), "--cluster", str(capture))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "Evictions" not in result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 14  # 6 Nodes, the Deployment, its ReplicaSet and 6 Pods
+    assert lines[0] == (
+        f"{capture}: document 1: duplicate Node node-a-1 (first in {capture}: document 1)"
+    )
+    assert lines[-1] == (
+        f"{capture}: document 14: duplicate Pod shop/web-ca84d-p05 (first in {capture}: "
+        "document 14)"
+    )
+
+
+def test_a_workload_that_is_not_in_scope_is_bad_input_as_audit_says() -> None:
+    capture = str(DATA / "two-workloads.yaml")
+    rebalance = _run("--cluster", capture, "deployment/nosuch")
+    audit = CliRunner().invoke(cli, ["audit", "--cluster", capture, "deployment/nosuch"])
+    assert rebalance.exit_code == audit.exit_code == 2
+    assert rebalance.stderr == audit.stderr == "no workload 'deployment/nosuch' in scope\n"
+    assert rebalance.stdout == ""
+
+
+def test_a_workload_in_scope_is_still_planned_by_name() -> None:
+    result = _run("--cluster", str(DATA / "two-workloads.yaml"), "deployment/web")
+    assert result.exit_code == 0, result.output
+    assert "evict shop/web-" in result.output

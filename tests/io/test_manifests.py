@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from topospread.errors import DecodeError
+from topospread.errors import DecodeError, InputError
 from topospread.io.loader import parse_documents
-from topospread.io.manifests import read_lint_objects
+from topospread.io.manifests import load_audit_objects, read_lint_objects
 from topospread.model.validation import required_containers, strict_field_errors
 
 LINT = Path(__file__).resolve().parents[1] / "data" / "lint"
@@ -137,4 +137,93 @@ def test_valid_json_with_a_key_given_twice_is_refused_as_strict_validation_refus
     assert caught.value.lines() == [
         'pod.json: strict decoding error: duplicate field "spec.containers[0].image"',
         'pod.json: strict decoding error: duplicate field "spec.nodeName"',
+    ]
+
+
+def _pod(name: str, namespace: str = "shop") -> str:
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {namespace}, uid: uid-{namespace}-{name}}}
+spec:
+  containers: [{{name: app, image: registry.k8s.io/pause:3.10}}]
+"""
+
+
+def _service(name: str, namespace: str = "shop") -> str:
+    return f"""\
+apiVersion: v1
+kind: Service
+metadata: {{name: {name}, namespace: {namespace}, uid: uid-service-{name}}}
+spec:
+  ports: [{{port: 80}}]
+"""
+
+
+PODS_LISTED_TWICE = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web-0, namespace: shop, uid: uid-web-0}
+  spec:
+    containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web-0, namespace: shop, uid: uid-web-0}
+  spec:
+    containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+"""
+
+
+def _refused(*paths: Path) -> list[str]:
+    with pytest.raises(InputError) as caught:
+        load_audit_objects(str(p) for p in paths)
+    return caught.value.lines()
+
+
+def test_the_same_pod_in_two_captures_is_refused_naming_both_places(tmp_path: Path) -> None:
+    first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    first.write_text(_pod("web-0") + "---\n" + _pod("web-1"), encoding="utf-8")
+    second.write_text(_pod("web-1"), encoding="utf-8")
+    assert _refused(first, second) == [
+        f"{second}: duplicate Pod shop/web-1 (first in {first}: document 2)"
+    ]
+
+
+def test_a_capture_given_twice_is_refused_one_line_per_object(tmp_path: Path) -> None:
+    capture = tmp_path / "capture.yaml"
+    capture.write_text(_pod("web-0") + "---\n" + _pod("web-1"), encoding="utf-8")
+    assert _refused(capture, capture) == [
+        f"{capture}: document 1: duplicate Pod shop/web-0 (first in {capture}: document 1)",
+        f"{capture}: document 2: duplicate Pod shop/web-1 (first in {capture}: document 2)",
+    ]
+
+
+def test_a_pod_repeated_inside_one_file_is_refused_naming_both_documents(tmp_path: Path) -> None:
+    capture = tmp_path / "capture.yaml"
+    capture.write_text(_pod("web-0") + "---\n" + _pod("web-0"), encoding="utf-8")
+    assert _refused(capture) == [
+        f"{capture}: document 2: duplicate Pod shop/web-0 (first in {capture}: document 1)"
+    ]
+
+
+def test_an_item_repeated_in_a_list_is_named_by_its_place_in_the_list(tmp_path: Path) -> None:
+    capture = tmp_path / "pods.yaml"
+    capture.write_text(PODS_LISTED_TWICE, encoding="utf-8")
+    assert _refused(capture) == [
+        f"{capture}: items[1]: duplicate Pod shop/web-0 (first in {capture}: items[0])"
+    ]
+
+
+def test_the_same_name_in_two_namespaces_or_of_two_kinds_is_two_objects(tmp_path: Path) -> None:
+    shop, ops = tmp_path / "shop.yaml", tmp_path / "ops.yaml"
+    shop.write_text(_pod("web") + "---\n" + _service("web"), encoding="utf-8")
+    ops.write_text(_pod("web", namespace="ops"), encoding="utf-8")
+    objects, _ = load_audit_objects([str(shop), str(ops)])
+    assert [(type(o).__name__, o.metadata.namespace, o.metadata.name) for o in objects] == [
+        ("Pod", "shop", "web"),
+        ("Service", "shop", "web"),
+        ("Pod", "ops", "web"),
     ]

@@ -23,7 +23,13 @@ from topospread.cli.rules import (
     enabled_rules,
     fails,
 )
-from topospread.cli.shared import EXIT_FINDINGS, EXIT_INPUT, reports_errors, text_console
+from topospread.cli.shared import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    reports_errors,
+    require_workload,
+    text_console,
+)
 from topospread.engine.audit import (
     Finding,
     Scope,
@@ -34,7 +40,6 @@ from topospread.engine.audit import (
     parse_workload_name,
     rank_findings,
 )
-from topospread.errors import InputError
 from topospread.framework.config.types import SchedulerConfiguration
 from topospread.io import load_cluster, load_configuration
 from topospread.io.manifests import load_audit_objects, read_lint_objects
@@ -267,8 +272,7 @@ def report_audit(
         report = replace(report, findings=tuple(rank_findings([*report.findings, *extra_findings])))
     for note in (*notes, *report.notes):
         click.echo(f"note: {note}", err=True)
-    if workload and not report.workloads:
-        raise InputError("", message=f"no workload {workload!r} in scope")
+    require_workload(workload, report.workloads)
     if html_path is not None:
         try:
             write_audit_html(report, html_path)

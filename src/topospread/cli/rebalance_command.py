@@ -23,7 +23,12 @@ from rich.console import Console
 
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_rebalance import rebalance_html, render_plan
-from topospread.cli.shared import EXIT_FINDINGS, reports_errors, settle_loaded_objects
+from topospread.cli.shared import (
+    EXIT_FINDINGS,
+    reports_errors,
+    require_workload,
+    settle_loaded_objects,
+)
 from topospread.engine.audit import Scope, parse_label_selector, parse_workload_name
 from topospread.engine.rebalance import RebalanceOptions, plan_rebalance
 from topospread.framework.config.types import SchedulerConfiguration
@@ -277,6 +282,7 @@ def rebalance_command(
             output,
             timeout,
             interval,
+            workload,
             _LeaseSettings(
                 lease_namespace,
                 lease_name,
@@ -305,6 +311,7 @@ def rebalance_command(
     plan = plan_rebalance(objects, configuration, scope, options)
     for note in (*notes, *plan.notes):
         click.echo(f"note: {note}", err=True)
+    require_workload(workload, plan.before.workloads)
     if html_path is not None:
         from topospread.cli.render_html import write_html
 
@@ -340,6 +347,7 @@ def _apply(
     output: str,
     timeout: float,
     interval: float | None,
+    workload: str | None,
     settings: _LeaseSettings,
 ) -> None:
     """Hold the Lease for the whole run (client-go leader election, renewed on its own
@@ -397,6 +405,9 @@ def _apply(
                 timeout=timeout,
                 echo=echo,
             )
+            if result.rounds:
+                # A WORKLOAD that names nothing was planned nothing, and so evicted nothing.
+                require_workload(workload, result.rounds[0].plan.before.workloads)
             _report_apply(result, output)
             if interval is None:
                 if not result.converged:

@@ -45,8 +45,10 @@ from topospread.model.validation import (
     validate_object,
     validate_pod,
 )
+from topospread.model.workloads import ManifestObject
 
 __all__ = [
+    "SeenObjects",
     "decode_api_json",
     "decode_objects",
     "load_cluster",
@@ -223,33 +225,45 @@ def _problems(obj: KubeObject) -> list[FieldError]:
     return problems
 
 
-def _key(obj: KubeObject) -> str:
+def _key(obj: ManifestObject) -> str:
     meta = obj.metadata
     return f"{type(obj).__name__} {meta.namespace + '/' if meta.namespace else ''}{meta.name}"
 
 
-class _Seen:
+class SeenObjects:
     """The objects read so far by kind/namespace/name, to refuse duplicates.
 
     kube-scheduler's informers (and the API server behind them) hold one object per key;
-    the same capture given twice would count every pod twice.
+    the same capture given twice would count every pod twice. The same name in another
+    namespace, or of another kind, is another object. Shared by every reader of files
+    (``explain``, ``lint --cluster``, ``audit``, ``rebalance``), so that all refuse the
+    same duplicates in the same words.
     """
 
     def __init__(self) -> None:
         self.places: dict[str, str] = {}
 
-    def add(self, obj: KubeObject, place: str) -> str | None:
-        key = _key(obj)
-        first = self.places.setdefault(key, place)
-        if first is place:
+    def add(self, obj: ManifestObject, source: str, where: str = "") -> str | None:
+        """Record ``obj``, read from ``source`` at ``where`` (``document 2``, ``items[3]``);
+        when its key was read before, the problem, worded for a line prefixed by
+        ``source``: ``document 2: duplicate Pod default/web (first in FILE: document 1)``.
+
+        An object without a name is refused by validation, not reported as a duplicate
+        (the API server names each ``generateName`` object apart)."""
+        if not obj.metadata.name:
             return None
-        return f"{place + ': ' if place else ''}duplicate {key} (first in {first})"
+        key = _key(obj)
+        first = self.places.get(key)
+        if first is None:
+            self.places[key] = ": ".join(part for part in (source, where) if part)
+            return None
+        return f"{where + ': ' if where else ''}duplicate {key} (first in {first})"
 
 
 def _decode(
     documents: Sequence[Any],
     source: str,
-    seen: _Seen,
+    seen: SeenObjects,
     *,
     name_objects: bool = True,
     admitted: bool = False,
@@ -270,9 +284,9 @@ def _decode(
             errors.extend(f"{label}: {problem}" for problem in problems)
         else:
             errors.extend(problems)
-        duplicate = seen.add(obj, f"{source}: {where}" if where else source)
+        duplicate = seen.add(obj, source, where)
         if duplicate is not None:
-            errors.append(duplicate.removeprefix(f"{source}: "))
+            errors.append(duplicate)
     if errors:
         raise ValidationError(source, errors)
     return list(decoded.objects), decoded.skipped
@@ -313,12 +327,12 @@ def decode_objects(
     admission; they are decoded (types, quantities, duplicates) but not validated again,
     since validation ratchets: a server may keep objects that newer rules would refuse.
     """
-    return _decode(documents, source, _Seen(), admitted=admitted)
+    return _decode(documents, source, SeenObjects(), admitted=admitted)
 
 
 def decode_api_json(data: bytes, source: str) -> tuple[list[KubeObject], tuple[str, ...]]:
     """:func:`decode_objects` on the bytes of an API response (or any JSON/YAML input)."""
-    return _decode(parse_documents(data, source), source, _Seen())
+    return _decode(parse_documents(data, source), source, SeenObjects())
 
 
 def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
@@ -328,7 +342,7 @@ def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
     """
     objects: list[KubeObject] = []
     notes: list[str] = []
-    seen = _Seen()
+    seen = SeenObjects()
     for path in paths:
         source = display_name(path)
         found, skipped = _decode(
@@ -347,7 +361,7 @@ def load_pod(path: Path | str) -> Pod:
     found, skipped = _decode(
         load_documents(path, skip_managed_fields=True),
         source,
-        _Seen(),
+        SeenObjects(),
         name_objects=False,
         files=True,
     )

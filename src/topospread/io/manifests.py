@@ -22,7 +22,7 @@ from yaml import nodes as yaml_nodes
 
 from topospread.engine.audit import RULES, LintObject, ignored_in_text, validation_errors
 from topospread.errors import DecodeError, FieldError, InputError, ValidationError
-from topospread.io.loader import _json_documents, parse_documents
+from topospread.io.loader import SeenObjects, _json_documents, parse_documents
 from topospread.io.reader import display_name, read_input
 from topospread.model.decode import validate_metadata
 from topospread.model.objects import (
@@ -359,16 +359,35 @@ def _problems(obj: ManifestObject) -> list[FieldError]:
     return problems + validation_errors(obj)
 
 
+def _places(documents: Sequence[Document]) -> list[tuple[str, Any]]:
+    # Every object of a file with its place, as the cluster loader names it: ``document 2``
+    # (files of several documents), ``items[3]``, ``document 2.items[3]``.
+    found: list[tuple[str, Any]] = []
+    for number, document in enumerate(documents, start=1):
+        label = f"document {number}" if len(documents) > 1 else ""
+        found.extend(
+            (f"{label}.{where}" if label and where else label or where, raw)
+            for where, raw in _expand_lists("", document.data)
+        )
+    return found
+
+
 def load_audit_objects(paths: Iterable[str]) -> tuple[list[ManifestObject], list[str]]:
     """Objects of cluster captures for ``audit --cluster`` and ``rebalance`` (``-``:
     standard input), validated as the API server stored them — names and namespaces as
     ``explain`` validates them — and, for objects never admitted (no ``metadata.uid``),
-    as it admits them (strict fields, containers); also notes on skipped kinds."""
+    as it admits them (strict fields, containers); also notes on skipped kinds.
+
+    The same kind/namespace/name twice, in one file or across files, is refused naming
+    both places, as ``explain`` refuses it: the API server holds one object per key."""
     objects: list[ManifestObject] = []
     notes: list[str] = []
+    seen = SeenObjects()
     for path in paths:
-        raws = [raw for d in read_documents(path) for _, raw in _expand_lists("", d.data)]
-        decoded = decode_manifests(raws, display_name(path))
+        source = display_name(path)
+        places = _places(read_documents(path))
+        raws = [raw for _, raw in places]
+        decoded = decode_manifests(raws, source)
         problems: list[FieldError | str] = []
         for index, obj in decoded.objects:
             meta = obj.metadata
@@ -380,8 +399,11 @@ def load_audit_objects(paths: Iterable[str]) -> tuple[list[ManifestObject], list
             strict = () if admitted or not isinstance(raw, dict) else _strict_problems(raw)
             problems.extend(f"{label}: {message}" for _, message in strict)
             problems.extend(f"{label}: {e}" for e in _problems(obj))
+            duplicate = seen.add(obj, source, places[index][0])
+            if duplicate is not None:
+                problems.append(duplicate)
             objects.append(obj)
         if problems:
-            raise ValidationError(display_name(path), problems)
+            raise ValidationError(source, problems)
         notes.extend(f"{path}: skipped {s} (kind not audited)" for s in decoded.skipped)
     return objects, notes
