@@ -4,6 +4,7 @@ its lint."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -123,3 +124,52 @@ def test_the_github_actions_example_uploads_lints_sarif():
     assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
     assert upload["with"]["sarif_file"] == "topospread.sarif"
     assert workflow["permissions"]["security-events"] == "write"
+
+
+def _run_lint_step(repository: Path) -> subprocess.CompletedProcess[str]:
+    """The example's lint step, run by bash in ``repository`` with this topospread."""
+    workflow = yaml.safe_load(
+        (ROOT / "examples" / "github-actions" / "topospread-lint.yaml").read_text()
+    )
+    [lint] = [s for s in workflow["jobs"]["lint"]["steps"] if s.get("name") == "topospread lint"]
+    bin_dir = repository / ".bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "topospread"
+    shim.write_text(
+        f'#!/bin/sh\nexec {sys.executable} -c "from topospread.cli import main; main()" "$@"\n'
+    )
+    shim.chmod(0o755)
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    return subprocess.run(
+        ["bash", "-e", "-c", lint["run"]],
+        cwd=repository,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(repository)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_github_actions_lint_step_without_manifests_succeeds_and_writes_no_sarif(
+    tmp_path: Path,
+) -> None:
+    done = _run_lint_step(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "no manifests to lint" in done.stdout
+    assert not (tmp_path / "topospread.sarif").exists()
+
+
+def test_the_github_actions_lint_step_writes_sarif_for_the_manifests_in_git(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "web.yaml").write_text(
+        (ROOT / "tests" / "data" / "lint" / "clean.yaml").read_text()
+    )
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "manifests"], check=True)
+    done = _run_lint_step(tmp_path)
+    assert done.returncode == 0, done.stderr
+    sarif = json.loads((tmp_path / "topospread.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
+    assert sarif["runs"][0]["tool"]["driver"]["name"] == "topospread"
