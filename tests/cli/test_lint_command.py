@@ -302,6 +302,19 @@ def test_a_skipped_custom_resource_with_spread_constraints_is_a_json_note() -> N
     assert "spec.kafka.template.pod.topologySpreadConstraints" in note
 
 
+def test_a_misspelt_or_removed_built_in_kind_is_refused_as_kubectl_refuses_it() -> None:
+    code, _, err = run("lint", str(LINT / "misspelt-kinds.yaml"))
+    assert code == 2
+    problems = [line for line in err.splitlines() if not line.startswith("note:")]
+    assert [line.split(": ", 1)[1] for line in problems] == [
+        'resource mapping not found: no matches for kind "Deploymnet" in version "apps/v1"',
+        'resource mapping not found: no matches for kind "pod" in version "v1"',
+        'resource mapping not found: no matches for kind "Deployment" in version "apps/v1beta1"',
+    ]
+    # A kind of another group is a custom resource lint does not read: a note.
+    assert "skipped example.com/v1/Widget custom" in err
+
+
 def test_opt_in_rules_and_allowed_keys_are_options() -> None:
     manifest = str(LINT / "hostname-only.yaml")
     assert "zone-and-hostname-spread" not in run("lint", manifest, "-o", "json")[1]

@@ -34,7 +34,7 @@ from topospread.model.objects import (
     Service,
 )
 from topospread.model.validation import required_containers, strict_field_errors, validate_object
-from topospread.model.workloads import ManifestObject, decode_manifests
+from topospread.model.workloads import ManifestObject, decode_manifests, unknown_builtin_kind
 
 __all__ = [
     "GENERATED_SUFFIX",
@@ -302,6 +302,11 @@ def read_lint_objects(paths: Sequence[str]) -> LintInput:
             for where, raw in _raw_objects(document.data):
                 line = (locator.line(where) if where else None) or document.line
                 place = f"{document.source}:{line}"
+                unknown = unknown_builtin_kind(raw) if isinstance(raw, dict) else None
+                if unknown is not None:
+                    # kubectl apply: "resource mapping not found ... no matches for kind".
+                    result.errors.append(f"{place}: resource mapping not found: {unknown}")
+                    continue
                 try:
                     decoded = decode_manifests([raw], "")
                 except InputError as exc:

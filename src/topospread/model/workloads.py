@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from topospread.errors import DecodeError, FieldError
 from topospread.model.decode import decode_object, decode_workload
+from topospread.model.fieldschema import KINDS
 from topospread.model.objects import (
     Deployment,
     KubeObject,
@@ -37,6 +38,7 @@ __all__ = [
     "decode_manifest",
     "decode_manifests",
     "pod_spec_path",
+    "unknown_builtin_kind",
 ]
 
 
@@ -199,6 +201,24 @@ def _expand(index: int, where: str, doc: Any) -> Iterator[tuple[int, str, Any]]:
                 yield from _expand(index, f"{where} items[{n}]".strip(), item)
             return
     yield index, where, doc
+
+
+_BUILTIN_VERSIONS: Final = frozenset(key.rpartition("/")[0] for key in KINDS)
+"""The group/versions of the built-in API groups topospread reads (the v1.37.1 OpenAPI
+document lists every kind each serves)."""
+
+
+def unknown_builtin_kind(doc: Mapping[str, Any]) -> str | None:
+    """kubectl's refusal of a kind its group/version does not serve, for an object of a
+    built-in group topospread reads (``apps/v1`` ``Deploymnet``, ``v1`` ``pod``,
+    ``apps/v1beta1`` ``Deployment``, removed in 1.16): the API server has no such
+    resource. None for every other group, custom resources among them."""
+    version, kind = doc.get("apiVersion"), doc.get("kind")
+    if not isinstance(version, str) or not isinstance(kind, str) or kind == "List":
+        return None
+    if version not in _BUILTIN_VERSIONS or f"{version}/{kind}" in KINDS:
+        return None
+    return f'no matches for kind "{kind}" in version "{version}"'
 
 
 def decode_manifests(documents: list[Any], source: str = "") -> DecodedManifests:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,8 +127,19 @@ def test_min_domains_shortfall_is_an_error_when_the_replicas_cannot_fit() -> Non
 
 
 def test_findings_come_most_severe_first() -> None:
-    objects, _ = load_audit_objects([str(AUDIT / "missing-key.yaml"), str(AUDIT / "ghost.yaml")])
+    # Three fixtures of one cluster shape (the same Nodes and shop/web in each): the
+    # objects of each that the ones before did not have, so every severity is there.
+    objects: list[Any] = []
+    seen: set[tuple[str, str, str]] = set()
+    for name in ("missing-key.yaml", "ghost.yaml", "defaults.yaml"):
+        loaded, _ = load_audit_objects([str(AUDIT / name)])
+        for obj in loaded:
+            key = (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
+            if key not in seen:
+                seen.add(key)
+                objects.append(obj)
     severities = [f.severity.rank for f in audit(objects).findings]
+    assert len(set(severities)) >= 2
     assert severities == sorted(severities)
 
 

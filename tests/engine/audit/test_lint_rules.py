@@ -209,7 +209,7 @@ def test_no_eligible_node_names_the_node_selection_not_min_domains() -> None:
 
 
 def test_a_cluster_without_nodes_is_named_as_such_not_as_a_selector_matching_none() -> None:
-    found = linted("clean.yaml", cluster="no-nodes.yaml")
+    found = linted("clean.yaml", cluster="../lint/cluster-without-nodes.yaml")
     (finding,) = found["no-eligible-nodes"]
     assert "the cluster has no nodes" in finding.message
     assert "nodeSelector" not in finding.message
