@@ -84,6 +84,25 @@ def test_a_scenario_file_with_an_error_exits_2_with_one_line(tmp_path: Path) -> 
     )
 
 
+def test_a_misspelt_field_of_an_applied_object_exits_2_naming_it_as_lint_does(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "scale-down-imbalance.yaml"
+    text = (SCENARIOS / "scale-down-imbalance.yaml").read_text(encoding="utf-8")
+    misspelt = text.replace(
+        "whenUnsatisfiable: DoNotSchedule\n",
+        "whenUnsatisfiable: DoNotSchedule\n              NodeTaintsPolicy: Honor\n",
+    )
+    assert misspelt != text
+    path.write_text(misspelt, encoding="utf-8")
+    code, out, err = run("simulate", str(path))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"{path}: steps[0].apply.objects[0]: Deployment api: strict decoding error: unknown "
+        'field "spec.template.spec.topologySpreadConstraints[0].NodeTaintsPolicy"\n'
+    )
+
+
 def test_an_unknown_bundled_name_is_a_usage_error() -> None:
     code, _, err = run("simulate", "nope")
     assert code == 2

@@ -343,3 +343,113 @@ def test_priority_classes_in_a_scenario_give_created_pods_their_priority(tmp_pat
     priorities = {r.pod.name: r.pod.priority for r in simulator.state.pods.values()}
     assert len(priorities) == 2
     assert set(priorities.values()) == {1000}
+
+
+# -- strict field validation of the objects a scenario applies ----------------------------------
+# The objects are refused as `kubectl apply` (strict field validation) and `explain`, `lint`
+# and `plan` refuse them: a misspelt field is never dropped in silence.
+
+SPREAD = """
+            topologySpreadConstraints:
+            - maxSkew: 1
+              topologyKey: topology.kubernetes.io/zone
+              whenUnsatisfiable: DoNotSchedule
+              nodeTaintsPolicy: Honor
+              labelSelector: {matchLabels: {app: web}}
+            containers:"""
+
+SPREAD_DEPLOYMENT = DEPLOYMENT.replace("\n            containers:", SPREAD)
+
+
+def applied(deployment: str) -> str:
+    return (
+        HEADER
+        + "steps:\n- apply:\n    objects:"
+        + deployment
+        + "- scale: {deployment: web, replicas: 3}\n"
+    )
+
+
+def test_a_deployment_spelt_right_applies_with_its_taint_policy():
+    scenario = parse(applied(SPREAD_DEPLOYMENT))
+    (deployment,) = scenario.steps[0].action.objects
+    assert deployment.template.topology_spread_constraints[0].node_taints_policy == "Honor"
+
+
+def test_a_misspelt_field_of_an_applied_object_is_refused_naming_the_step_and_the_field():
+    text = applied(SPREAD_DEPLOYMENT.replace("nodeTaintsPolicy", "NodeTaintsPolicy"))
+    assert errors_of(text) == [
+        "story.yaml: steps[0].apply.objects[0]: Deployment web: strict decoding error: "
+        'unknown field "spec.template.spec.topologySpreadConstraints[0].NodeTaintsPolicy"'
+    ]
+
+
+def test_a_misspelt_replicas_of_a_deployment_is_refused_rather_than_defaulted():
+    assert errors_of(applied(DEPLOYMENT.replace("replicas: 2", "replica: 2"))) == [
+        "story.yaml: steps[0].apply.objects[0]: Deployment web: strict decoding error: "
+        'unknown field "spec.replica"'
+    ]
+
+
+def test_a_misspelt_field_in_an_applied_file_names_the_scenario_the_step_and_the_file(
+    tmp_path,
+):
+    (deployment,) = yaml.safe_load(SPREAD_DEPLOYMENT.replace("nodeTaintsPolicy", "taints"))
+    (tmp_path / "web.yaml").write_text(yaml.safe_dump(deployment))
+    (tmp_path / "s.yaml").write_text(
+        HEADER + "steps:\n- apply: {file: web.yaml}\n- scale: {deployment: web, replicas: 3}\n"
+    )
+    with pytest.raises(ValidationError) as info:
+        load_scenario(tmp_path / "s.yaml")
+    assert info.value.lines() == [
+        f"{tmp_path / 's.yaml'}: steps[0].apply.file(web.yaml) document 1: Deployment web: "
+        "strict decoding error: unknown field "
+        '"spec.template.spec.topologySpreadConstraints[0].taints"'
+    ]
+
+
+def test_a_misspelt_required_field_is_named_without_the_errors_that_follow_from_it():
+    # Not "topologyKey: Required value", nor the later steps' "deployment: Not found".
+    text = applied(SPREAD_DEPLOYMENT.replace("topologyKey:", "topologyKeyy:"))
+    assert errors_of(text + "- rollout: {deployment: web, image: web:2}\n") == [
+        "story.yaml: steps[0].apply.objects[0]: Deployment web: strict decoding error: "
+        'unknown field "spec.template.spec.topologySpreadConstraints[0].topologyKeyy"'
+    ]
+
+
+def test_a_misspelt_field_of_a_cluster_node_is_refused_and_its_node_is_not_reported_missing():
+    text = HEADER + (
+        "  objects:\n"
+        "  - apiVersion: v1\n"
+        "    kind: Node\n"
+        "    metadata: {name: spare, labels: {topology.kubernetes.io/zone: c}}\n"
+        "    spec: {unschedulabel: true}\n"
+        "steps:\n- cordon: {nodes: [spare]}\n- failZone: {zone: c}\n"
+    )
+    assert errors_of(text) == [
+        "story.yaml: cluster.objects[0]: Node spare: strict decoding error: "
+        'unknown field "spec.unschedulabel"'
+    ]
+
+
+def test_misspelt_kubernetes_fields_of_a_rollout_and_a_selector_are_refused():
+    text = (
+        applied(DEPLOYMENT) + "- rollout:\n    deployment: web\n    topologySpreadConstraints:\n"
+        "    - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, "
+        "NodeTaintsPolicy: Honor}\n"
+        "- deletePods: {selector: {matchLabel: {app: web}}}\n"
+    )
+    assert errors_of(text) == [
+        "story.yaml: steps[2].rollout: strict decoding error: "
+        'unknown field "topologySpreadConstraints[0].NodeTaintsPolicy"',
+        "story.yaml: steps[3].deletePods: strict decoding error: "
+        'unknown field "selector.matchLabel"',
+    ]
+
+
+def test_an_object_read_back_from_a_server_keeps_fields_this_version_does_not_know():
+    captured = DEPLOYMENT.replace("{name: web}", "{name: web, uid: u-1}").replace(
+        "replicas: 2", "replicas: 2\n        fieldOfANewerServer: true"
+    )
+    scenario = parse(applied(captured))
+    assert isinstance(scenario.steps[0].action.objects[0], Deployment)

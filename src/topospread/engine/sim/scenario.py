@@ -43,13 +43,19 @@ Parsing reports every problem as a :class:`~topospread.errors.FieldError` whose 
 starts at the document root (``steps[3].scale.replicas``), all raised at once as one
 :class:`~topospread.errors.ValidationError` naming the scenario file. References are
 checked statically too: a step may only scale, roll out or drain what exists by then.
+
+The Kubernetes objects a scenario applies (``cluster.objects``, ``cluster.files``, ``apply``
+steps inline or from files) are decoded strictly, as ``kubectl apply`` and the other
+commands decode them: a misspelt field is refused (``strict decoding error: unknown field
+"spec.replica"``), never dropped. A step naming an object that failed to load is not also
+reported as naming nothing.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from topospread.engine.autoscale import AUTOSCALERS, EXPANDERS
@@ -67,6 +73,7 @@ from topospread.model.decode import (
     WORKLOAD_KINDS,
     decode_object,
     decode_workload,
+    describe_document,
     validate_metadata,
 )
 from topospread.model.objects import (
@@ -87,6 +94,7 @@ from topospread.model.objects import (
 from topospread.model.pools import NodePool, is_pool_template, template_pools
 from topospread.model.quantity import Quantity, QuantityError, parse_quantity
 from topospread.model.validation import (
+    strict_field_errors,
     validate_label_selector,
     validate_labels,
     validate_node,
@@ -571,6 +579,11 @@ class _Parser:
         hostPath volumes (the object model keeps no such volumes; CA's scale-down asks)."""
         self.pool_bounds: dict[str, tuple[int, int | None]] = {}
         """Pool name -> (min, max) as the steps so far leave them."""
+        self.refused: set[tuple[str, str, str]] = set()
+        """(kind, namespace, name) of the objects that failed to load: a step naming one
+        is not also reported as naming nothing (its own errors say what is wrong)."""
+        self.refused_nodes: set[str] = set()
+        self.refused_zones: set[str] = set()
 
     # -- typed access ---------------------------------------------------------------------
 
@@ -660,6 +673,30 @@ class _Parser:
         doc = self.mapping(raw, path)
         if doc is None:
             return None
+        obj = self.checked_object(doc, path)
+        if obj is None:
+            self.refuse(doc)
+        return obj
+
+    def refuse(self, doc: Mapping[str, Any]) -> None:
+        """Remember an object that failed to load (its errors are reported already)."""
+        meta = doc.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(meta, dict) or not isinstance(name, str) or not name:
+            return
+        kind = doc.get("kind")
+        if kind == "Node":
+            self.refused_nodes.add(name)
+            labels = meta.get("labels")
+            zone = labels.get(LABEL_TOPOLOGY_ZONE) if isinstance(labels, dict) else None
+            if isinstance(zone, str):
+                self.refused_zones.add(zone)
+        elif isinstance(kind, str):
+            namespace = meta.get("namespace")
+            namespace = namespace if isinstance(namespace, str) and namespace else "default"
+            self.refused.add((kind, namespace, name))
+
+    def checked_object(self, doc: Mapping[str, Any], path: str) -> ScenarioObject | None:
         api_version, kind = doc.get("apiVersion"), doc.get("kind")
         try:
             obj: ScenarioObject | None
@@ -695,6 +732,12 @@ class _Parser:
                     ],
                 )
             )
+            return None
+        unknown = _strict_problems(doc)
+        if unknown:
+            # As kubectl apply's strict field validation: the object is refused at decoding,
+            # before validation (a misspelt required field is named, not reported missing).
+            self.errors.extend(f"{path}: {problem}" for problem in unknown)
             return None
         problems = validate_metadata(obj)
         if problems:
@@ -910,7 +953,8 @@ class _Parser:
                 return None
             zone = self.string(data, "zone", path)
             if zone and zone not in self.zones:
-                self.errors.append(FieldError(ErrorType.NOT_FOUND, f"{path}.zone", zone))
+                if zone not in self.refused_zones:
+                    self.errors.append(FieldError(ErrorType.NOT_FOUND, f"{path}.zone", zone))
                 return None
             return NodeSet(zone=zone)
         if not self.required(data, "nodes", path):
@@ -922,7 +966,7 @@ class _Parser:
                 self.errors.append(FieldError.duplicate(f"{path}.nodes[{i}]", name))
                 return None
             seen.add(name)
-            if name not in self.node_names:
+            if name not in self.node_names and name not in self.refused_nodes:
                 self.errors.append(FieldError(ErrorType.NOT_FOUND, f"{path}.nodes[{i}]", name))
         return NodeSet(names=names)
 
@@ -942,7 +986,8 @@ class _Parser:
         namespace = self.string(data, "namespace", path, "default")
         ref = WorkloadRef(_WORKLOAD_KEYS[key], namespace, name)
         if (ref.kind, namespace, name) not in self.workloads:
-            self.errors.append(FieldError(ErrorType.NOT_FOUND, f"{path}.{key}", name))
+            if (ref.kind, namespace, name) not in self.refused:
+                self.errors.append(FieldError(ErrorType.NOT_FOUND, f"{path}.{key}", name))
             return None
         return ref
 
@@ -1024,7 +1069,8 @@ class _Parser:
                 if raw is not None:
                     selector = _selector(self, raw, f"{path}.selector")
             if not names and selector is None:
-                self.errors.append(FieldError.required(f"{path}.names", "or selector"))
+                if "selector" not in args:  # else the selector's own errors say what is wrong
+                    self.errors.append(FieldError.required(f"{path}.names", "or selector"))
                 return None
             return DeletePods(self.string(args, "namespace", path, "default"), names, selector)
         if kind in ("cordon", "uncordon", "drain", "removeNodes"):
@@ -1288,6 +1334,10 @@ class _Parser:
             except DecodeError as exc:
                 self.errors.extend(_rollout_paths(exc.errors, path))
                 return None
+            unknown = _strict_problems(doc, strip="spec.")
+            if unknown:
+                self.errors.extend(f"{path}: {problem}" for problem in unknown)
+                return None
             assert isinstance(decoded, Pod)
             constraints = decoded.topology_spread_constraints
         if ref is None:
@@ -1308,10 +1358,32 @@ def _selector(parser: _Parser, raw: Mapping[str, Any], path: str) -> LabelSelect
     except DecodeError as exc:
         parser.errors.extend(_prefixed(exc.errors, path.rsplit(".", 1)[0], strip="spec."))
         return None
+    unknown = _strict_problems(doc, strip="spec.")
+    if unknown:
+        parser.errors.extend(f"{path.rsplit('.', 1)[0]}: {problem}" for problem in unknown)
+        return None
     assert isinstance(decoded, ReplicaSet)
     problems = validate_label_selector(decoded.selector, "selector")
     parser.errors.extend(_prefixed(problems, path.rsplit(".", 1)[0]))
     return decoded.selector if not problems else None
+
+
+def _strict_problems(doc: Mapping[str, Any], *, strip: str = "") -> list[str]:
+    """The fields of one object that strict decoding refuses, worded as the loader words
+    them for explain, lint and plan (``Deployment web: strict decoding error: unknown field
+    "spec.replica"``). ``strip``: a wrapper's prefix, for the Kubernetes fields a step holds
+    (a rollout's constraints, a selector), which are then named as the step names them.
+
+    Objects read back from a server (with a uid: a capture, ``--from-cluster``) were
+    admitted already, and a newer server may know fields this one lacks: not checked.
+    """
+    meta = doc.get("metadata")
+    if isinstance(meta, dict) and meta.get("uid"):
+        return []
+    found = strict_field_errors(doc)
+    if strip:
+        return [str(replace(e, field=e.field.removeprefix(strip))) for e in found]
+    return [f"{describe_document(doc)}: {e}" for e in found]
 
 
 def _prefixed(
