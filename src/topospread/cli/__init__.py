@@ -34,9 +34,19 @@ def main(prog_name: str = "topospread") -> None:
             "is missing from this environment; reinstall with: pip install topospread\n"
         )
         raise SystemExit(2) from None
-    from topospread.cli.lazy import lazy_cli
+    from click.utils import PacifyFlushWrapper
 
-    lazy_cli(prog_name=prog_name)
+    from topospread.cli.lazy import lazy_cli
+    from topospread.cli.shared import EXIT_BROKEN_PIPE
+
+    try:
+        lazy_cli(prog_name=prog_name)
+    except SystemExit as exc:
+        # click answers a closed pipe (click.echo's output to `| head -1`) by muting
+        # stdout and exiting 1, topospread's status for findings or a Pending pod.
+        if exc.code == 1 and isinstance(sys.stdout, PacifyFlushWrapper):
+            raise SystemExit(EXIT_BROKEN_PIPE) from None
+        raise
 
 
 def kubectl_main() -> None:

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 
 from topospread.cli.options import output_option
-from topospread.cli.shared import EXIT_FINDINGS, exit_with_error
+from topospread.cli.shared import EXIT_FINDINGS, OutputConsole, exit_with_error
 from topospread.engine.plan import PlanResult, plan_capacity
 from topospread.engine.sim.scenario import MAX_REPLICAS
 from topospread.errors import FieldError, InputError, TopospreadError
@@ -139,7 +139,7 @@ def plan_command(
     if output == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        _render(result, Console(highlight=False, soft_wrap=True, width=200))
+        _render(result, OutputConsole(highlight=False, soft_wrap=True, width=200))
     if not result.feasible:
         sys.exit(EXIT_INFEASIBLE)
 

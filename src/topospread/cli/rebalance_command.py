@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_rebalance import rebalance_html, render_plan
 from topospread.cli.shared import (
     EXIT_FINDINGS,
+    OutputConsole,
     reports_errors,
     require_workload,
     settle_loaded_objects,
@@ -323,7 +323,7 @@ def rebalance_command(
     if output == "json":
         click.echo(json.dumps(plan.to_json(), indent=2))
     else:
-        render_plan(plan, Console(highlight=False, soft_wrap=True))
+        render_plan(plan, OutputConsole(highlight=False, soft_wrap=True))
     if not plan.converged:
         raise SystemExit(EXIT_NOT_BALANCED)
 

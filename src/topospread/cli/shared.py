@@ -6,6 +6,7 @@ command module, so the commands stand side by side with no import between them.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence, Sized
 from functools import wraps
@@ -91,12 +92,28 @@ def require_workload(workload: str | None, workloads: Sized) -> None:
         raise InputError("", message=f"no workload {workload!r} in scope")
 
 
+EXIT_BROKEN_PIPE = 141
+"""The reader of standard output went away before the output ended (``| head -1``): 128 +
+SIGPIPE, as a shell reports a command that SIGPIPE ended. Not 1, which says findings or a
+Pending pod."""
+
+
+class OutputConsole(Console):
+    """rich's Console for standard output, exiting :data:`EXIT_BROKEN_PIPE` when the pipe
+    closes (rich's own choice is 1)."""
+
+    def on_broken_pipe(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_BROKEN_PIPE)
+
+
 def text_console(piped_width: int, *, soft_wrap: bool = True) -> Console:
     """The console for a command's text output: the terminal's width, or ``piped_width``
     when output is piped or captured (wide enough that tables keep whole names)."""
-    console = Console(highlight=False, soft_wrap=soft_wrap)
+    console = OutputConsole(highlight=False, soft_wrap=soft_wrap)
     if not console.is_terminal:
-        console = Console(highlight=False, soft_wrap=soft_wrap, width=piped_width)
+        console = OutputConsole(highlight=False, soft_wrap=soft_wrap, width=piped_width)
     return console
 
 
