@@ -44,3 +44,31 @@ def test_a_bad_duration_is_refused():
     result = run("--pod-max-in-unschedulable-pods-duration", "soon")
     assert result.exit_code == 2
     assert "not a positive duration: soon" in result.output
+
+
+def test_a_missing_configuration_file_is_one_line(tmp_path):
+    result = run("--config", str(tmp_path / "none.yaml"))
+    assert result.exit_code == 2
+    assert result.output == f"{tmp_path / 'none.yaml'}: no such file\n"
+
+
+def test_a_profile_with_a_plugin_that_does_not_exist_is_one_line_not_a_traceback(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        f"leaderElection: {{leaderElect: false}}\nclientConnection: {{kubeconfig: {kubeconfig}}}\n"
+        "profiles:\n- schedulerName: topospread\n"
+        "  plugins: {score: {enabled: [{name: NoSuchPlugin}]}}\n"
+    )
+    result = run(
+        "--config", str(config), "--write-processes", "0", "--cpu-affinity", "off", "--port", "0"
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output == 'profile "topospread": plugin "NoSuchPlugin" does not exist\n'

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from topospread.cli.shared import EXIT_INPUT, exit_with_error
+from topospread.cli.shared import EXIT_INPUT, exit_with_error, report_error
 from topospread.errors import InputError, TopospreadError
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ __all__ = ["scheduler_command"]
 @click.option(
     "--config",
     "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); upstream defaults without.",
 )
 @click.option(
@@ -186,6 +186,10 @@ def scheduler_command(
         )
     except OSError as exc:
         click.echo(f"cannot serve on {bind_address}:{port}: {exc.strerror or exc}", err=True)
+        status = EXIT_INPUT
+    except TopospreadError as exc:
+        # The profiles are built here (a plugin that does not exist, its args refused).
+        report_error(exc)
         status = EXIT_INPUT
     else:
         status = app.run_until_signalled()

@@ -37,14 +37,18 @@ EXIT_INPUT = 2
 """Bad input: options, files, configuration, an unreachable cluster."""
 
 
-def exit_with_error(exc: TopospreadError) -> NoReturn:
-    """Report ``exc`` on stderr (one line per problem of an :class:`InputError`) and exit
-    with :data:`EXIT_INPUT`."""
+def report_error(exc: TopospreadError) -> None:
+    """Report ``exc`` on stderr: one line per problem of an :class:`InputError`."""
     if isinstance(exc, InputError):
         for line in exc.lines():
             click.echo(line, err=True)
     else:
         click.echo(str(exc), err=True)
+
+
+def exit_with_error(exc: TopospreadError) -> NoReturn:
+    """:func:`report_error`, then exit with :data:`EXIT_INPUT`."""
+    report_error(exc)
     sys.exit(EXIT_INPUT)
 
 
