@@ -205,7 +205,10 @@ def test_a_server_whose_certificate_is_not_trusted_is_named_in_one_line(
     code, _, err = run("explain", "default/any", "--kubeconfig", str(kubeconfig))
     assert code == 2
     [line] = err.strip().splitlines()
-    assert line.startswith(f"cannot connect to {control_plane.server}: TLS handshake failed")
+    assert line == (
+        f"cannot connect to {control_plane.server}: TLS handshake failed: "
+        "certificate verify failed: unable to get local issuer certificate"
+    )
 
 
 def test_a_server_that_is_down_is_named_in_one_line(control_plane, tmp_path) -> None:

@@ -11,6 +11,7 @@ whose one-line message names the server, and for 401/403/404 what was refused or
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -224,12 +225,18 @@ class KubeTransport:
         self._api.close()
 
 
+_SSL_DETAIL = re.compile(r"\] (.*?)(?: \(_ssl\.c:\d+\))?['\")]*$")
+
+
 def _unreachable(server: str, reason: object) -> str:
     import urllib3
 
     text = str(reason)
     if isinstance(reason, urllib3.exceptions.SSLError) or "CERTIFICATE_VERIFY_FAILED" in text:
-        detail = text.split("] ")[-1].rstrip(")'\"") if "]" in text else text
+        # urllib3 nests the ssl error in reprs: "SSLError(SSLCertVerificationError(1,
+        # '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: ... (_ssl.c:1006)'))".
+        found = _SSL_DETAIL.search(text)
+        detail = found.group(1) if found else text
         return f"cannot connect to {server}: TLS handshake failed: {detail}"
     if isinstance(reason, urllib3.exceptions.NewConnectionError):
         if "refused" in text.lower():
