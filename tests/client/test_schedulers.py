@@ -92,7 +92,7 @@ def test_without_cluster_wide_rights_the_schedulers_namespaces_are_read_one_by_o
     assert [p.scheduler_name for p in found.configuration.profiles][-1] == "topospread"
     assert found.notes == (
         "scheduler configurations: may not list ConfigMaps in kube-system (RBAC); profiles "
-        "published there are unknown (see deploy/rbac/reader.yaml)",
+        "published there are unknown (deploy/rbac/scheduler-configs.yaml grants it)",
     )
 
 

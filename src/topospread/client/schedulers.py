@@ -102,7 +102,8 @@ def _config_maps(transport: Transport) -> tuple[list[dict[str, Any]], list[str]]
     if refused:
         notes.append(
             f"scheduler configurations: may not list ConfigMaps in {', '.join(refused)} "
-            f"(RBAC); profiles published there are unknown (see deploy/rbac/reader.yaml)"
+            "(RBAC); profiles published there are unknown "
+            "(deploy/rbac/scheduler-configs.yaml grants it)"
         )
     return found, notes
 
