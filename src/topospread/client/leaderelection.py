@@ -171,6 +171,8 @@ class LeaderElector:
         """When we last renewed (our clock), for the health check."""
         self.last_error: ClusterError | None = None
         """Why the last read or write of the Lease failed (None after a success or 409)."""
+        self._raised: tuple[type[ClusterError], ...] = ()
+        """The failures :meth:`acquire` raises to its caller, not logged here as well."""
 
     @property
     def lease(self) -> str:
@@ -207,6 +209,7 @@ class LeaderElector:
         ``fatal`` (say, Forbidden) is raised instead of retried. False after :meth:`stop`.
         """
         told: LeaseRecord | None = None
+        self._raised = fatal
         while not self._stop.is_set():
             if self.try_acquire_or_renew():
                 self._became_leader()
@@ -370,7 +373,8 @@ class LeaderElector:
             )
         except ClusterError as error:
             self.last_error = error
-            log.warning("lease %s: %s", verb, error)
+            if not isinstance(error, self._raised):  # else the caller reports it, once
+                log.warning("lease %s: %s", verb, error)
 
     def _write(self, method: str, record: LeaseRecord, lease: dict[str, Any] | None) -> bool:
         body: dict[str, Any] = {
