@@ -181,6 +181,12 @@ def test_missing_options_are_a_usage_error() -> None:
     assert "pod/NAME), --cluster FILE (one or more) and --pod FILE" in err
 
 
+def test_a_reference_to_a_deployment_is_refused_before_any_cluster_is_read() -> None:
+    code, out, err = run("explain", "deployment/web", "-n", "shop")
+    assert (code, out) == (2, "")
+    assert "deployment/web: explain takes a pod (pod/NAME), not a deployment" in err
+
+
 def test_standard_input_given_to_two_options_is_a_usage_error() -> None:
     code, out, err = run("explain", "--cluster", "-", "--pod", "-")
     assert (code, out) == (2, "")

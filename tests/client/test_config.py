@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -131,10 +132,27 @@ def test_no_kubeconfig_and_no_service_account_says_what_to_do(tmp_path: Path, mo
         ("pods/web-1", "shop", ("web-1", "shop")),
         ("shop/web-1", None, ("web-1", "shop")),
         ("web-1", "shop", ("web-1", "shop")),
+        ("Pod/web-1", None, ("web-1", None)),
+        ("PO/web-1", "shop", ("web-1", "shop")),
     ],
 )
 def test_a_pod_is_named_as_kubectl_names_it(reference, namespace, expected) -> None:
     assert parse_pod_reference(reference, namespace) == expected
+
+
+@pytest.mark.parametrize(
+    ("reference", "words"),
+    [
+        ("deployment/web", "explain takes a pod (pod/NAME), not a deployment"),
+        ("Deploy/web", "explain takes a pod (pod/NAME), not a deploy"),
+        ("pod/", "pod/: expected pod/NAME, NAMESPACE/NAME or NAME"),
+        ("/web", "/web: expected pod/NAME"),
+        ("shop/pod/web", "shop/pod/web: expected pod/NAME"),
+    ],
+)
+def test_a_reference_to_something_other_than_a_pod_is_refused(reference, words) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        parse_pod_reference(reference, "shop")
 
 
 def test_a_namespace_given_twice_differently_is_refused() -> None:

@@ -125,6 +125,12 @@ def explain_command(
             raise click.UsageError(
                 "a pod of a live cluster cannot be combined with --cluster, --pod or --example"
             )
+        from topospread.client.live import parse_pod_reference
+
+        try:
+            parse_pod_reference(target, namespace)  # before anything is read
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
         # Without --config: the profiles the cluster's schedulers publish (issue 22 item 12).
         configuration, config_notes = live_configuration(config_file, kubeconfig, context)
         if pool_files or instance_types_file or autoscaler:

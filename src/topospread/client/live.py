@@ -107,13 +107,33 @@ def _chunk_size_from_environment() -> int:
     return int(raw)
 
 
+_POD_TYPES = frozenset({"pod", "pods", "po"})
+# kubectl's names (and short names) of the other types a workload reference may use:
+# read as a type, not as a namespace, as kubectl reads TYPE/NAME.
+_OTHER_TYPES = frozenset(
+    {
+        "deployment", "deployments", "deploy", "replicaset", "replicasets", "rs",
+        "statefulset", "statefulsets", "sts", "daemonset", "daemonsets", "ds", "job", "jobs",
+        "cronjob", "cronjobs", "cj", "replicationcontroller", "replicationcontrollers", "rc",
+        "service", "services", "svc", "node", "nodes", "no", "namespace", "namespaces", "ns",
+    }
+)  # fmt: skip
+
+
 def parse_pod_reference(reference: str, namespace: str | None) -> tuple[str, str | None]:
-    """``pod/NAME``, ``pods/NAME``, ``NS/NAME`` or ``NAME`` → (name, namespace or None)."""
-    kind, _, rest = reference.partition("/")
-    if not rest:
+    """``pod/NAME`` (``pods``, ``po``, any case, as kubectl), ``NS/NAME`` or ``NAME`` →
+    (name, namespace or None); ValueError for another type (``deployment/web``) or an
+    empty name."""
+    kind, slash, rest = reference.partition("/")
+    if not slash:
         return reference, namespace
-    if kind in {"pod", "pods", "po"}:
+    if not kind or not rest or "/" in rest:
+        # kubectl: "arguments in resource/name form must have a single resource and name"
+        raise ValueError(f"{reference}: expected pod/NAME, NAMESPACE/NAME or NAME")
+    if kind.lower() in _POD_TYPES:
         return rest, namespace
+    if kind.lower() in _OTHER_TYPES:
+        raise ValueError(f"{reference}: explain takes a pod (pod/NAME), not a {kind.lower()}")
     if namespace is not None and namespace != kind:
         raise ValueError(f"{reference} names namespace {kind}, but --namespace says {namespace}")
     return rest, kind
