@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from topospread.engine.cluster import Cluster
 from topospread.engine.cycle import CycleResult, fit_error_message, schedule_one
@@ -251,6 +251,7 @@ def explain(
     Raises :class:`InputError` when no profile serves the pod's schedulerName and
     :class:`UnsupportedError` when the answer depends on a plugin topospread lacks.
     """
+    pod, cluster, bound_notes = _as_unscheduled(pod, cluster)
     # The pod as the API server stores it, like the cluster's pods (issue 12).
     pod = admit_pod(pod, cluster.admission)
     profile = next(
@@ -325,7 +326,7 @@ def explain(
         spread_source=_spread_source(pod, framework),
         score_weights=dict(framework.score_weights),
         unimplemented={k: tuple(v) for k, v in framework.unimplemented.items()},
-        notes=(*cluster.notes, *_nominated_note(pod, cycle)),
+        notes=(*bound_notes, *cluster.notes, *_nominated_note(pod, cycle)),
         preemption=_preemption_report(cycle),
         nominated_node_shortcut=cycle.nominated_node_shortcut,
     )
@@ -348,6 +349,35 @@ NOMINATED_NOTE = (
     "the pod is nominated to node {node} (status.nominatedNodeName) and fits there: "
     "kube-scheduler tries that node first and places the pod on it without scoring"
 )
+
+
+def _as_unscheduled(pod: Pod, cluster: Cluster) -> tuple[Pod, Cluster, tuple[str, ...]]:
+    """The pod as if it were being scheduled now, and the cluster without it: a bound pod
+    (``kubectl get pod -o yaml`` of a running one) loses ``spec.nodeName`` and its own
+    copy among the cluster's pods, which would otherwise count for its spread, affinity
+    and resources, as ``explain pod/NAME`` reads a live cluster. The same pod is the same
+    uid, or the same namespace/name where either has none."""
+
+    def same(other: Pod) -> bool:
+        if pod.metadata.uid and other.metadata.uid:
+            return other.metadata.uid == pod.metadata.uid
+        return other.key == pod.key
+
+    notes: tuple[str, ...] = ()
+    if pod.node_name:
+        notes = (
+            f"pod {pod.key} is already bound to {pod.node_name}; explaining where it would "
+            "be placed if scheduled now",
+        )
+        pod = replace(pod, node_name="")
+    if any(same(p) for p in (*cluster.pods, *cluster.pending_pods, *cluster.nominated_pods)):
+        cluster = replace(
+            cluster,
+            pods=tuple(p for p in cluster.pods if not same(p)),
+            pending_pods=tuple(p for p in cluster.pending_pods if not same(p)),
+            nominated_pods=tuple(p for p in cluster.nominated_pods if not same(p)),
+        )
+    return pod, cluster, notes
 
 
 def _nominated_note(pod: Pod, cycle: CycleResult) -> tuple[str, ...]:
