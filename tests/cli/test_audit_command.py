@@ -214,3 +214,31 @@ def test_a_capture_piped_on_stdin_is_audited() -> None:
     result = CliRunner().invoke(cli, ["audit", "--cluster", "-", "-o", "json"], input=text)
     assert result.exit_code == 1
     assert json.loads(result.stdout)["findings"][0]["rule"] == "skew-over-max"
+
+
+def test_a_spread_on_a_key_no_node_carries_says_the_pods_cannot_schedule_not_ok() -> None:
+    code, out, _ = run("audit", "--cluster", str(AUDIT / "key-on-no-node.yaml"))
+    assert code == 1
+    (row,) = [line for line in out.splitlines() if "hard example.com/rack" in line]
+    assert "(no eligible domains)" in row
+    assert "pods cannot schedule" in row
+    assert " ok" not in row
+    assert "minDomains" not in out
+
+
+def test_json_has_no_min_domains_shortfall_when_min_domains_was_never_set() -> None:
+    _, document = audit_json("--cluster", str(AUDIT / "key-on-no-node.yaml"))
+    (workload,) = document["workloads"]
+    (constraint,) = workload["constraints"]
+    assert (constraint["domainCounts"], constraint["minDomains"]) == ({}, 1)
+    assert constraint["minDomainsShortfall"] == 0
+
+
+def test_a_workload_for_a_scheduler_no_profile_serves_keeps_its_own_constraint_source() -> None:
+    unserved = ROOT / "tests" / "data" / "lint" / "unserved-scheduler.yaml"
+    code, document = audit_json("--cluster", str(unserved))
+    assert code == 0
+    (workload,) = document["workloads"]
+    assert workload["constraintSource"] == "pod"
+    assert workload["notes"] == ['no scheduler profile is named "topospread": not counted']
+    assert document["findings"] == []

@@ -331,3 +331,24 @@ def test_a_pod_topospread_cannot_explain_is_refused_in_one_line_naming_its_file(
     assert (code, out) == (2, "")
     [line] = err.strip().splitlines()
     assert line.startswith(f"{pod}: unsupported: cannot explain pod default/db: ")
+
+
+def test_a_key_no_node_carries_is_hinted_as_the_cause_not_min_domains() -> None:
+    data = ROOT / "tests" / "data"
+    code, out, err = run(
+        "explain",
+        "--cluster",
+        str(data / "audit" / "key-on-no-node.yaml"),
+        "--pod",
+        str(data / "pods" / "rack-spread.yaml"),
+    )
+    assert code == 0, err
+    assert "minDomains=1" in out  # the constraint as parsed, defaults included
+    assert "minDomains" not in out.replace("minDomains=1", "")
+    (hint,) = [line.strip() for line in out.splitlines() if "hint:" in line]
+    assert hint == (
+        "hint: hard #1: no example.com/rack domain is eligible: none of the 3 node(s) has the "
+        "label example.com/rack, so every node is UnschedulableAndUnresolvable for "
+        "PodTopologySpread and the pod cannot schedule; label the nodes with example.com/rack, "
+        "or spread on a key they carry"
+    )

@@ -130,3 +130,25 @@ def test_the_autoscaling_story_reports_pool_sizes_per_step_in_json_and_html(
 def test_scenarios_without_pools_have_no_pools_key() -> None:
     steps = json.loads(run("simulate", "story", "--output", "json")[1])["steps"]
     assert all("pools" not in s for s in steps)
+
+
+DATA = ROOT / "tests" / "data" / "scenarios"
+
+
+def test_a_workload_of_a_scheduler_no_profile_serves_has_its_own_constraints() -> None:
+    code, out, err = run("simulate", str(DATA / "unserved-scheduler.yaml"), "--output", "json")
+    assert code == 0, err
+    (batch,) = json.loads(out)["steps"][0]["spread"]
+    assert (batch["workload"], batch["pending"]) == ("Deployment/shop/batch", 3)
+    assert batch["constraintSource"] == "pod"
+
+
+def test_a_spread_on_a_key_no_node_carries_says_the_pods_cannot_schedule() -> None:
+    code, out, err = run("simulate", str(DATA / "key-on-no-node.yaml"))
+    assert code == 0, err
+    assert "pods cannot schedule" in out
+    assert "minDomains" not in out
+    assert " ok" not in out
+    code, out, err = run("simulate", str(DATA / "key-on-no-node.yaml"), "--output", "json")
+    (web,) = json.loads(out)["steps"][0]["spread"]
+    assert web["constraints"][0]["minDomainsShortfall"] == 0

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from topospread.cli.live import UNSERVED_RULE, unserved_pending_findings
 from topospread.client.schedulers import combine_configurations
-from topospread.engine.audit import Scope, Severity
+from topospread.engine.audit import Scope, Severity, audit
 from topospread.framework.config.decode import decode_configuration, default_configuration
+from topospread.io.manifests import load_audit_objects
 from topospread.model.workloads import decode_manifests
 
 
@@ -64,3 +67,17 @@ def test_bound_pods_and_pods_out_of_scope_are_not_findings():
     assert [
         f.ref for f in unserved_pending_findings(objects, default_configuration(), Scope())
     ] == ["Pod/shop/batch"]
+
+
+def test_an_unserved_workload_with_a_spread_of_its_own_gets_only_the_unserved_finding():
+    # shop/batch: three replicas, a hard zone constraint, schedulerName "topospread".
+    fixture = Path(__file__).resolve().parents[1] / "data" / "lint" / "unserved-scheduler.yaml"
+    manifests, _ = load_audit_objects([str(fixture)])
+    objects = [*manifests, *_objects(_pod("batch-0", "topospread"))]
+    configuration = default_configuration()
+
+    report = audit(objects, configuration)
+    unserved = unserved_pending_findings(objects, configuration, Scope())
+
+    assert {w.ref: w.source for w in report.workloads}["Deployment/shop/batch"] == "pod"
+    assert [f.rule for f in (*report.findings, *unserved)] == [UNSERVED_RULE]

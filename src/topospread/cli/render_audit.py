@@ -53,6 +53,16 @@ def _counts_text(counts: dict[str, int]) -> str:
     return text or "(no eligible domains)"
 
 
+def _status(satisfied: bool, no_eligible_domains: bool, *, hard: bool) -> Text:
+    """A counted constraint's verdict. Without any eligible domain a hard constraint is not
+    "ok": every node is UnschedulableAndUnresolvable for it (no-eligible-nodes)."""
+    if no_eligible_domains:
+        if hard:
+            return Text("pods cannot schedule", style="red")
+        return Text("spreads nothing", style="yellow")
+    return Text("ok", style="green") if satisfied else Text("over maxSkew", style="red")
+
+
 def _summary_text(findings: Sequence[Finding]) -> str:
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     return (
@@ -119,9 +129,7 @@ def render_audit(report: AuditReport, console: Console) -> None:
                 if r is None:
                     table.add_row(label, "(not counted)", "", "", str(c.constraint.max_skew), "")
                     continue
-                status = (
-                    Text("ok", style="green") if r.satisfied else Text("over maxSkew", style="red")
-                )
+                status = _status(r.satisfied, r.no_eligible_domains, hard=c.hard)
                 if r.min_domains_shortfall:
                     status.append(
                         f", {r.min_domains_shortfall} domain(s) short of minDomains", "yellow"

@@ -41,6 +41,9 @@ def _describe(c: Constraint, action: str) -> str:
 def _global_min_sentence(report: HardConstraintReport) -> str:
     c = report.constraint
     domains = len(report.domain_counts)
+    if domains == 0 and c.min_domains <= 1:
+        # minDomains was left unset: the domains are missing, not minDomains' doing.
+        return "no eligible domain, so no node can host the pod"
     if report.min_forced_to_zero:
         if domains == 0:
             return f"no eligible domain < minDomains {c.min_domains}, so the global minimum is 0"
@@ -183,11 +186,33 @@ def _render_scores(console: Console, explanation: Explanation) -> None:
         console.print("  (no score plugin had anything to score)")
 
 
+def _no_eligible_domain(report: HardConstraintReport) -> str:
+    """Why no node can host the pod, in the words of audit's no-eligible-nodes: a node
+    without the key is UnschedulableAndUnresolvable, whatever minDomains says."""
+    key = report.constraint.topology_key
+    nodes = len(report.checks)
+    labelled = sum(1 for check in report.checks.values() if check.topology_value is not None)
+    if not labelled:
+        return (
+            f"no {key} domain is eligible: none of the {nodes} node(s) has the label {key}, "
+            "so every node is UnschedulableAndUnresolvable for PodTopologySpread and the pod "
+            f"cannot schedule; label the nodes with {key}, or spread on a key they carry"
+        )
+    others = f" and the other {nodes - labelled} lack it" if labelled < nodes else ""
+    return (
+        f"no {key} domain is eligible: the constraint's node inclusion policies leave out "
+        f"the {labelled} node(s) with the label {key}{others}, so the pod cannot schedule; "
+        "check nodeAffinityPolicy and nodeTaintsPolicy against the nodes' taints"
+    )
+
+
 def _hints(explanation: Explanation) -> list[str]:
     hints = []
     for number, report in enumerate(explanation.hard_constraints, 1):
         c = report.constraint
-        if report.min_forced_to_zero:
+        if not report.domain_counts and report.checks:
+            hints.append(f"hard #{number}: {_no_eligible_domain(report)}")
+        elif report.min_forced_to_zero:
             hints.append(
                 f"hard #{number}: only {len(report.domain_counts)} eligible domain(s) for "
                 f"minDomains {c.min_domains}, so each domain takes at most maxSkew "

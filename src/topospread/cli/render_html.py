@@ -697,11 +697,17 @@ def _spread_table(frame: Frame) -> str:
     ]
     for row in rows:
         c = row.constraint
-        status = (
-            '<span class="ok">✓ within maxSkew</span>'
-            if c.satisfied
-            else '<span class="bad">✗ over maxSkew</span>'
-        )
+        if c.no_eligible_domains:
+            # Not within anything: no node is in a domain (no-eligible-nodes).
+            status = (
+                '<span class="bad">✗ no eligible domain: the pods cannot schedule</span>'
+                if c.when_unsatisfiable == "DoNotSchedule"
+                else '<span class="warn">no eligible domain: spreads nothing</span>'
+            )
+        elif c.satisfied:
+            status = '<span class="ok">✓ within maxSkew</span>'
+        else:
+            status = '<span class="bad">✗ over maxSkew</span>'
         if c.min_domains_shortfall:
             status += (
                 f'<br><span class="warn">{c.min_domains_shortfall} domain(s) short of '

@@ -15,7 +15,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from topospread.engine.sim.result import NodeLayout, SimulationResult, StepResult
+from topospread.engine.sim.result import (
+    ConstraintReport,
+    NodeLayout,
+    SimulationResult,
+    StepResult,
+)
 from topospread.engine.sim.sweep import SweepReport
 
 __all__ = ["MAX_NODES_PICTURED", "render_simulation"]
@@ -195,6 +200,16 @@ _SHORT_KEYS = {
 }
 
 
+def _status(c: ConstraintReport) -> Text:
+    # Without any eligible domain a hard constraint is not "ok": every node is
+    # UnschedulableAndUnresolvable for it, for lack of the key (audit's no-eligible-nodes).
+    if c.no_eligible_domains:
+        if c.when_unsatisfiable == "DoNotSchedule":
+            return Text("pods cannot schedule", style="red")
+        return Text("spreads nothing", style="yellow")
+    return Text("ok", style="green") if c.satisfied else Text("over maxSkew", style="red")
+
+
 def _spread(step: StepResult, console: Console) -> None:
     rows = [(w, c) for w in step.spread for c in w.constraints]
     if not rows:
@@ -213,7 +228,7 @@ def _spread(step: StepResult, console: Console) -> None:
         if len(counts) > 40:
             values = list(c.domain_counts.values())
             counts = f"{len(values)} domains, {min(values)}..{max(values)} pods"
-        status = Text("ok", style="green") if c.satisfied else Text("over maxSkew", style="red")
+        status = _status(c)
         if c.min_domains_shortfall:
             status.append(f", {c.min_domains_shortfall} domain(s) short of minDomains", "yellow")
         table.add_row(

@@ -228,3 +228,32 @@ def test_a_volume_every_zone_can_use_leaves_its_pod_free_to_move() -> None:
         "; not the pods whose volumes pin them to their domain "
         "(shop/db-3: data-db-3 -> pvc-3 in zone-a)"
     )
+
+
+def test_a_workload_whose_scheduler_has_no_profile_is_not_said_to_lack_a_spread() -> None:
+    # Its pods carry a hard zone constraint of their own; only the scheduler is missing.
+    objects, _ = load_audit_objects([str(DATA / "lint" / "unserved-scheduler.yaml")])
+    report = audit(objects)
+    (batch,) = report.workloads
+    assert batch.source == "pod"
+    assert batch.notes == ('no scheduler profile is named "topospread": not counted',)
+    assert report.findings == ()
+
+
+def test_a_key_no_node_carries_leaves_no_eligible_node_and_no_min_domains_shortfall() -> None:
+    found = rules_found("key-on-no-node.yaml")
+    assert "min-domains-shortfall" not in found
+    (finding,) = found["no-eligible-nodes"]
+    assert "none of the 3 node(s) the pods may run on has the label example.com/rack" in (
+        finding.message
+    )
+    assert "minDomains" not in finding.message + finding.fix
+
+
+def test_min_domains_left_unset_is_never_short_even_without_any_domain() -> None:
+    objects, _ = load_audit_objects([str(AUDIT / "key-on-no-node.yaml")])
+    (web,) = audit(objects).workloads
+    report = web.constraints[0].report
+    assert report is not None
+    assert (dict(report.domain_counts), report.min_domains) == ({}, 1)
+    assert report.min_domains_shortfall == 0

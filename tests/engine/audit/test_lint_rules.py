@@ -233,3 +233,14 @@ def test_a_strict_decoding_error_replaces_validation_and_points_at_the_field() -
     pod, job = sorted(linted("strict-fields.yaml")["api-validation"], key=lambda f: f.ref)[::-1]
     assert pod.message.startswith("strict decoding error: unknown field")
     assert (pod.line, job.line) == (13, 28)
+
+
+def test_a_second_schedulers_workload_with_its_own_spread_is_not_called_unspread() -> None:
+    # No profile serves schedulerName "topospread"; the constraints are there all the same.
+    assert "no-spread" not in linted("unserved-scheduler.yaml")
+
+
+def test_a_second_schedulers_workload_is_asked_only_for_the_spread_it_lacks() -> None:
+    found = linted("unserved-scheduler.yaml", enabled=frozenset({ZONE_AND_HOSTNAME}))
+    (finding,) = found[ZONE_AND_HOSTNAME]
+    assert "3 replicas without a spread constraint on kubernetes.io/hostname:" in finding.message

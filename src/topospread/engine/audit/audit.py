@@ -125,7 +125,8 @@ class WorkloadAudit:
     pods: int
     pending: int
     source: str
-    """``pod`` (the template's own constraints), ``defaults`` or ``none``."""
+    """``pod`` (the template's own constraints, counted or, where no scheduler profile
+    serves the pod, not), ``defaults`` or ``none``."""
     counted_from: str
     constraints: tuple[ConstraintAudit, ...]
     pending_pods: tuple[PendingReport, ...] = ()
@@ -304,8 +305,11 @@ def _effective(
                 misplaced,
             )
         )
-    if result.constraints:
-        result.source = "pod" if own else "defaults"
+    # The pod's own constraints are its source even when none could be counted.
+    if own:
+        result.source = "pod"
+    elif result.constraints:
+        result.source = "defaults"
     # Hard List defaults matter to autoscalers when they apply: in a cluster, when the
     # plugin derived a selector for the pod; in a manifest, for any controller's pods
     # (their controller's selector is known at run time).
@@ -338,6 +342,10 @@ def _inspect(
     plugin = framework.plugin(names.POD_TOPOLOGY_SPREAD) if framework is not None else None
     if pod is not None and framework is None:
         effective.notes.append(f'no scheduler profile is named "{pod.scheduler_name}": not counted')
+        # Not counted, but the constraints are the pod's own all the same: what is missing
+        # is a scheduler (unserved-scheduler-name), not a spread (no-spread).
+        if pod.topology_spread_constraints:
+            effective.source = "pod"
     if pod is not None and isinstance(plugin, PodTopologySpread):
         effective = _effective(w, plugin, pod, snapshot, nodes, features, audit_pods=audit_pods)
     ctx = RuleContext(

@@ -165,7 +165,9 @@ class RuleContext:
     workload: Workload
     constraints: tuple[ConstraintAudit, ...]
     source: str
-    """``pod``, ``defaults`` or ``none``."""
+    """``pod``, ``defaults`` or ``none``. ``pod`` with no ``constraints``: the pod's own
+    constraints, not counted (no scheduler profile serves the pod's schedulerName, or they
+    cannot be parsed)."""
     nodes: tuple[Node, ...] | None = None
     """The cluster's nodes, when there is a cluster."""
     domain_sizes: Mapping[str, int] = field(default_factory=dict)
@@ -423,8 +425,12 @@ def _practice_rules(ctx: RuleContext) -> Iterator[Finding]:
                 "kubernetes.io/hostname with a labelSelector for this workload",
             )
     if w.replicas >= 3:
+        # The keys as written: constraints of the pod's own are there even uncounted.
+        pod = w.counted
         keys = (
-            {c.constraint.topology_key for c in ctx.constraints} if ctx.source == "pod" else set()
+            {c.topology_key for c in pod.topology_spread_constraints}
+            if ctx.source == "pod" and pod is not None
+            else set()
         )
         missing = [k for k in (LABEL_TOPOLOGY_ZONE, LABEL_HOSTNAME) if k not in keys]
         if missing:

@@ -176,7 +176,11 @@ def constraint_reports(
                 domain_counts=dict(sorted(counts.items())),
                 global_min=global_min,
                 skew=(max(counts.values()) - global_min) if counts else 0,
-                min_domains_shortfall=max(0, c.min_domains - len(counts)),
+                # minDomains left unset (1) falls short only without any eligible domain,
+                # which is the missing domains' doing, not minDomains'.
+                min_domains_shortfall=max(0, c.min_domains - len(counts))
+                if c.min_domains > 1
+                else 0,
             )
         )
     return reports
@@ -200,7 +204,10 @@ def workload_spreads(
         framework = frameworks.get(pod.scheduler_name)
         plugin = framework.plugin(names.POD_TOPOLOGY_SPREAD) if framework is not None else None
         reports: list[ConstraintReport] = []
-        source = "none"
+        own = bool(pod.topology_spread_constraints)
+        # No profile serves the pod's schedulerName: nothing is counted, but the constraints
+        # it carries are its own all the same (what is missing is a scheduler).
+        source = "pod" if own and framework is None else "none"
         if isinstance(plugin, PodTopologySpread):
             try:
                 hard = plugin.constraints_for(pod, "DoNotSchedule")
@@ -211,7 +218,7 @@ def workload_spreads(
                 *constraint_reports(pod, hard, "DoNotSchedule", snapshot, features),
                 *constraint_reports(pod, soft, "ScheduleAnyway", snapshot, features),
             ]
-            if pod.topology_spread_constraints:
+            if own:
                 source = "pod"
             elif reports:
                 source = "defaults"

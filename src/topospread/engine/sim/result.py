@@ -134,12 +134,21 @@ class ConstraintReport:
     skew: int
     """max(count) − global minimum (0 without domains)."""
     min_domains_shortfall: int
-    """minDomains − eligible domains when positive, else 0."""
+    """minDomains − eligible domains when positive and minDomains was set above 1, else 0
+    (with minDomains unset, only a constraint without any eligible domain would fall short,
+    and that is for lack of domains: see :attr:`no_eligible_domains`)."""
 
     @property
     def satisfied(self) -> bool:
         """Whether the skew is within maxSkew."""
         return self.skew <= self.max_skew
+
+    @property
+    def no_eligible_domains(self) -> bool:
+        """No eligible domain: no node the node inclusion policies admit carries the key.
+        A DoNotSchedule constraint then leaves the pod unschedulable (a node without the
+        key is UnschedulableAndUnresolvable), a ScheduleAnyway one spreads nothing."""
+        return not self.domain_counts
 
     def to_json(self) -> dict[str, object]:
         """The JSON shape of one constraint."""
@@ -167,7 +176,8 @@ class WorkloadSpread:
     """Pods of the workload that exist (bound or pending)."""
     pending: int
     source: str
-    """Where the constraints come from: ``pod`` (the template's own), ``defaults`` or ``none``."""
+    """Where the constraints come from: ``pod`` (the template's own; not counted where no
+    scheduler profile serves the pod), ``defaults`` or ``none``."""
     template: str
     """Which template was counted: the newest ReplicaSet, StatefulSet revision, or pod."""
     constraints: tuple[ConstraintReport, ...]
