@@ -158,7 +158,14 @@ def test_several_cluster_files_are_read_in_order(tmp_path: Path) -> None:
 def test_objects_of_other_kinds_are_skipped_with_a_note(tmp_path: Path) -> None:
     runner = CliRunner()
     with chdir(tmp_path):
-        Path("extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")
+        Path("extra.yaml").write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n"
+            # What a snapshot holds for simulate and audit: skipped without a note.
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+            "spec:\n  selector: {matchLabels: {app: web}}\n  template:\n"
+            "    metadata: {labels: {app: web}}\n"
+            "    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}\n"
+        )
         result = runner.invoke(
             cli,
             [
@@ -173,6 +180,7 @@ def test_objects_of_other_kinds_are_skipped_with_a_note(tmp_path: Path) -> None:
         )
     assert result.exit_code == 0
     assert "extra.yaml: skipped v1/ConfigMap cm (kind not used by the scheduler)" in result.stderr
+    assert "Deployment" not in result.stderr
 
 
 def test_missing_options_are_a_usage_error() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from topospread.engine.cluster import Cluster
 from topospread.errors import DecodeError
-from topospread.io.loader import decode_objects
+from topospread.io.loader import decode_objects, skip_notes
 from topospread.model.objects import KubeObject, Pod
 
 __all__ = [
@@ -26,9 +26,6 @@ __all__ = [
     "read_pod_and_cluster",
 ]
 
-# Kinds listed for other commands (simulate, audit) that explain's cluster does not use; no
-# note is printed about skipping them.
-_QUIETLY_SKIPPED = ("apps/v1/Deployment ", "apps/v1/DaemonSet ")
 
 
 def decode_stored(items: Sequence[Any], source: str) -> tuple[list[KubeObject], tuple[str, ...]]:
@@ -54,15 +51,7 @@ def cluster_from_items(
         objects, skipped = decode_stored(list(items), source)
     else:
         objects, skipped = decode_objects(list(items), source)
-    return Cluster.from_objects(objects), _skip_notes(skipped, source)
-
-
-def _skip_notes(skipped: Iterable[str], source: str) -> list[str]:
-    return [
-        f"{source}: skipped {what} (kind not used by the scheduler)"
-        for what in skipped
-        if not what.startswith(_QUIETLY_SKIPPED)
-    ]
+    return Cluster.from_objects(objects), skip_notes(skipped, source)
 
 
 def pod_to_schedule(item: dict[str, Any], source: str) -> tuple[Pod, list[str]]:
@@ -145,5 +134,5 @@ def read_pod_and_cluster(
     cluster = Cluster.from_objects(objects)
     source = f"{read.source}: pod {pod_namespace}/{name}"
     pod, pod_notes = pod_to_schedule(found, source)
-    notes = (*read.notes, *pod_notes, *_skip_notes(skipped, read.source))
+    notes = (*read.notes, *pod_notes, *skip_notes(skipped, read.source))
     return LivePodQuestion(pod, cluster, notes, source)

@@ -15,7 +15,7 @@ source; nothing here prints.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -57,6 +57,7 @@ __all__ = [
     "load_pod",
     "parse_documents",
     "paused_gc",
+    "skip_notes",
 ]
 
 
@@ -349,10 +350,22 @@ def load_cluster(paths: Sequence[Path | str]) -> tuple[Cluster, list[str]]:
             load_documents(path, skip_managed_fields=True), source, seen, files=True
         )
         objects.extend(found)
-        notes.extend(
-            f"{source}: skipped {what} (kind not used by the scheduler)" for what in skipped
-        )
+        notes.extend(skip_notes(skipped, source))
     return Cluster.from_objects(objects), notes
+
+
+# Kinds a capture holds for the other commands (topospread snapshot lists them for simulate
+# and audit) that the scheduler's cache does not use: skipped without a note.
+_QUIETLY_SKIPPED = ("apps/v1/Deployment ", "apps/v1/DaemonSet ")
+
+
+def skip_notes(skipped: Iterable[str], source: str) -> list[str]:
+    """A note per skipped object (``apps/v1/Kind name``) of a kind nobody reads here."""
+    return [
+        f"{source}: skipped {what} (kind not used by the scheduler)"
+        for what in skipped
+        if not what.startswith(_QUIETLY_SKIPPED)
+    ]
 
 
 def load_pod(path: Path | str) -> Pod:
