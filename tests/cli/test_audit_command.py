@@ -242,3 +242,11 @@ def test_a_workload_for_a_scheduler_no_profile_serves_keeps_its_own_constraint_s
     assert workload["constraintSource"] == "pod"
     assert workload["notes"] == ['no scheduler profile is named "topospread": not counted']
     assert document["findings"] == []
+
+
+def test_a_namespace_without_workloads_is_said_in_kubectls_words() -> None:
+    result = CliRunner().invoke(
+        cli, ["audit", "--cluster", str(AUDIT / "skewed.yaml"), "-n", "nosuch"]
+    )
+    assert result.exit_code == 0
+    assert "note: No resources found in nosuch namespace." in result.stderr

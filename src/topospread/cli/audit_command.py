@@ -273,6 +273,11 @@ def report_audit(
     for note in (*notes, *report.notes):
         click.echo(f"note: {note}", err=True)
     require_workload(workload, report.workloads)
+    if not report.workloads and scope.namespaces:
+        # kubectl get's words for an empty namespace (a misspelt -n among the causes).
+        where = ", ".join(sorted(scope.namespaces))
+        plural = "s" if len(scope.namespaces) > 1 else ""
+        click.echo(f"note: No resources found in {where} namespace{plural}.", err=True)
     if html_path is not None:
         try:
             write_audit_html(report, html_path)
