@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -282,6 +283,59 @@ def test_simulate_starts_from_the_live_cluster_and_places_its_pending_pod(
     initial = json.loads(out)["steps"][0]
     placed = {p["pod"]: p["node"] for p in initial["placements"]}
     assert placed[f"{namespace}/pending"] in nodes[4:]
+
+
+def test_simulate_from_the_live_cluster_takes_a_deployment_s_replica_set_and_pods_as_they_are(
+    kube, admin_kubeconfig
+) -> None:
+    # The Deployment's ReplicaSet and pods exist (kube-controller-manager made them): the
+    # simulated controllers adopt them, create no pod and no second ReplicaSet, and only
+    # the one Pending pod is placed.
+    suffix = os.urandom(3).hex()
+    namespace = f"adopt-{suffix}"
+    kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    nodes = [f"adopt-{suffix}-{zone}" for zone in "abc"]
+    for name in nodes:
+        kube.create(node(name, f"zone-{suffix}-{name[-1]}"))
+    labels = {"app": f"web-{suffix}"}
+    template = pod("t", namespace, labels)
+    kube.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {
+                "replicas": 4,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": template["spec"]},
+            },
+        }
+    )
+    deadline = time.monotonic() + 60
+    while len(pods := kube.list("Pod", namespace)) < 4:
+        assert time.monotonic() < deadline, "kube-controller-manager made no pods"
+        time.sleep(0.5)
+    names = sorted(p["metadata"]["name"] for p in pods)
+    for name, where in zip(names[:3], nodes, strict=True):
+        kube.bind(name, where, namespace)
+    replica_sets = {p["metadata"]["ownerReferences"][0]["name"] for p in pods}
+    assert len(replica_sets) == 1
+
+    code, out, err = run(
+        "simulate", "--from-cluster", "--kubeconfig", str(admin_kubeconfig), "-o", "json"
+    )
+    assert code == 0, err
+    initial = json.loads(out)["steps"][0]
+    created = sorted(
+        e["pod"].split("/", 1)[1]
+        for e in initial["events"]
+        if e["kind"] == "created" and e["pod"].startswith(f"{namespace}/")
+    )
+    assert created == names
+    placed = [p["pod"] for p in initial["placements"] if p["pod"].startswith(f"{namespace}/")]
+    assert placed == [f"{namespace}/{names[3]}"]
+    workloads = [s["workload"] for s in initial["spread"] if f"/{namespace}/" in s["workload"]]
+    assert workloads in ([], [f"Deployment/{namespace}/web"])
 
 
 def test_a_scenario_file_adds_its_steps_to_the_live_cluster(

@@ -19,6 +19,14 @@
   once; RollingUpdate replaces pods from the highest ordinal down, one at a time. A pod's
   claims from ``volumeClaimTemplates`` are created before it and kept per the retention
   policy (:mod:`.volumes`).
+* **Ownership** (``pkg/controller/controller_ref_manager.go``): objects written as a
+  cluster stores them (a ``kubectl get -o yaml`` capture, ``--from-cluster``) keep their
+  UIDs, and their controllers take them over (:meth:`Controllers.take_over`): a Deployment
+  its ReplicaSets, a ReplicaSet or StatefulSet its active pods, by controllerRef where the
+  selector matches (``ClaimReplicaSets``, ``ClaimPods``); each sync also adopts orphans
+  its selector matches. A Deployment then finds its existing ReplicaSet by template
+  (``EqualIgnoreHash``), so none is made again and no pod is created for replicas that
+  exist.
 * **Evictions** (``pkg/registry/core/pod/storage/eviction.go`` with the disruption
   controller's arithmetic): a pod may be evicted while every budget selecting it
   allows a disruption.
@@ -435,6 +443,29 @@ def _with_label(selector: LabelSelector | None, key: str, value: str) -> LabelSe
     return LabelSelector({**base.match_labels, key: value}, base.match_expressions)
 
 
+def _is_active(pod: Pod) -> bool:
+    # controller.IsPodActive: not Succeeded or Failed, not being deleted.
+    return pod.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
+
+
+def _controlled_by(meta: ObjectMeta, kind: str, controller: ObjectMeta, uid: str) -> bool | None:
+    """Whether ``meta``'s controllerRef names the controller (``ClaimObject`` compares UIDs;
+    a scenario written by hand may leave them out, then kind and name decide); None: it
+    has no controllerRef (an orphan)."""
+    ref = meta.controller()
+    if ref is None:
+        return None
+    if ref.kind != kind or ref.name != controller.name or ref.api_version != "apps/v1":
+        return False
+    return not ref.uid or not controller.uid or ref.uid == uid
+
+
+def _is_member_of(name: str, pod: Pod) -> bool:
+    # isMemberOf: the pod's name is <set>-<ordinal>.
+    parent, _, ordinal = pod.name.rpartition("-")
+    return parent == name and ordinal.isdigit()
+
+
 def _without_label(template: Pod, key: str) -> Pod:
     labels = template.metadata.labels
     if key not in labels:
@@ -460,6 +491,65 @@ class Controllers:
         self.volumes = volumes
         """Claims of StatefulSet pods are created and re-owned through it."""
 
+    def take_over(self) -> None:
+        """What a running cluster's controllers hold, for objects a scenario wrote as they
+        are stored (a capture, a live cluster): ReplicaSets whose controllerRef names a
+        Deployment, pods whose controllerRef names a ReplicaSet or StatefulSet, where the
+        controller exists and its selector matches (``ClaimReplicaSets``, ``ClaimPods``).
+        Orphans (no controllerRef) are adopted by the controllers' own syncs.
+
+        A StatefulSet's existing pods count as at its current revision: a rollout that
+        was in progress when the cluster was captured is not resumed."""
+        state = self.state
+        for rs in state.replica_sets.values():
+            ref = rs.obj.metadata.controller()
+            if rs.owner is not None or ref is None or ref.kind != "Deployment":
+                continue
+            d = state.deployments.get((rs.namespace, ref.name))
+            if (
+                d is not None
+                and _controlled_by(rs.obj.metadata, "Deployment", d.obj.metadata, d.uid)
+                and selector_matches(d.obj.selector, rs.obj.metadata.labels)
+            ):
+                rs.owner = ("Deployment", rs.namespace, ref.name)
+        for record in list(state.unowned.values()):
+            pod = record.pod
+            ref = pod.metadata.controller()
+            if ref is None or not _is_active(pod):
+                continue
+            key = (pod.namespace, ref.name)
+            if ref.kind == "ReplicaSet" and key in state.replica_sets:
+                rs = state.replica_sets[key]
+                if _controlled_by(
+                    pod.metadata, "ReplicaSet", rs.obj.metadata, rs.uid
+                ) and selector_matches(rs.obj.selector, pod.labels):
+                    state.claim(record, ("ReplicaSet", *key))
+            elif ref.kind == "StatefulSet" and key in state.stateful_sets:
+                ss = state.stateful_sets[key]
+                if (
+                    _controlled_by(pod.metadata, "StatefulSet", ss.obj.metadata, ss.uid)
+                    and selector_matches(ss.obj.selector, pod.labels)
+                    and _is_member_of(ref.name, pod)
+                ):
+                    state.claim(record, ("StatefulSet", *key), ss.revision)
+
+    def _adopt_pods(
+        self, owner: OwnerKey, selector: LabelSelector | None, revision: str = ""
+    ) -> None:
+        # ClaimPods for orphans: active pods of the namespace without a controllerRef
+        # that the selector matches (and, for a StatefulSet, named as its members).
+        kind, namespace, name = owner
+        for record in list(self.state.unowned.values()):
+            pod = record.pod
+            if (
+                pod.namespace == namespace
+                and pod.metadata.controller() is None
+                and _is_active(pod)
+                and selector_matches(selector, pod.labels)
+                and (kind != "StatefulSet" or _is_member_of(name, pod))
+            ):
+                self.state.claim(record, owner, revision)
+
     def sync(self, owner: OwnerKey) -> None:
         """Run one sync of the controller ``owner`` (missing controllers are ignored)."""
         kind, namespace, name = owner
@@ -475,6 +565,8 @@ class Controllers:
     def sync_replica_set(self, rs: ReplicaSetState) -> None:
         """``manageReplicas``: create or delete pods toward ``replicas`` (burst 500)."""
         owner: OwnerKey = ("ReplicaSet", rs.namespace, rs.name)
+        if self.state.unowned:
+            self._adopt_pods(owner, rs.obj.selector)
         pods = list(self.state.pods_of(owner))
         diff = len(pods) - rs.replicas
         if diff < 0:
@@ -625,6 +717,7 @@ class Controllers:
     def sync_deployment(self, d: DeploymentState) -> None:
         """``syncDeployment``: a scaling event, else a rollout step (rolling or recreate)."""
         key = (d.obj.metadata.namespace, d.obj.metadata.name)
+        self._adopt_replica_sets(d)
         rs_list = self.state.replica_sets_of(key)
         new = self._find_new(d, rs_list)
         old = [rs for rs in rs_list if rs is not new]
@@ -639,6 +732,24 @@ class Controllers:
             self._rollout_recreate(d, new, old)
         else:
             self._rollout_rolling(d, new, old)
+
+    def _adopt_replica_sets(self, d: DeploymentState) -> None:
+        # ClaimReplicaSets for orphans: ReplicaSets of the namespace without a
+        # controllerRef whose labels the Deployment's selector matches get one.
+        namespace, name = d.obj.metadata.namespace, d.obj.metadata.name
+        for rs in self.state.replica_sets.values():
+            meta = rs.obj.metadata
+            if (
+                rs.owner is None
+                and rs.namespace == namespace
+                and meta.controller() is None
+                and selector_matches(d.obj.selector, meta.labels)
+            ):
+                rs.owner = ("Deployment", namespace, name)
+                ref = _owner_reference("Deployment", "apps/v1", name, d.uid)
+                rs.obj = replace(
+                    rs.obj, metadata=replace(meta, owner_references=(*meta.owner_references, ref))
+                )
 
     def _is_scaling_event(self, d: DeploymentState, old: list[ReplicaSetState]) -> bool:
         for rs in old:
@@ -796,6 +907,8 @@ class Controllers:
         """``updateStatefulSet``: create missing ordinals, delete condemned, roll the template."""
         namespace, name = ss.obj.metadata.namespace, ss.obj.metadata.name
         owner: OwnerKey = ("StatefulSet", namespace, name)
+        if self.state.unowned:
+            self._adopt_pods(owner, ss.obj.selector, ss.revision)
         by_ordinal: dict[int, PodRecord] = {}
         for record in self.state.pods_of(owner):
             ordinal = int(record.pod.name.rsplit("-", 1)[1])

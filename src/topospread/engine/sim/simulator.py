@@ -134,6 +134,9 @@ from topospread.plugins.registry import registry as plugin_registry
 
 from .autoscaler import Autoscaler
 from .controllers import (
+    ANNOTATION_DESIRED_REPLICAS,
+    ANNOTATION_MAX_REPLICAS,
+    ANNOTATION_REVISION,
     Controllers,
     budgets_blocking,
     disruptions_allowed,
@@ -195,6 +198,8 @@ DEFAULT_MAX_EVENTS_PER_STEP: Final = 2_000_000
 
 _PROVISIONED_SHOWN: Final = 12
 """Provisioned volumes a step's note names; the rest are counted (all are events)."""
+_RS_ANNOTATIONS: Final = (ANNOTATION_REVISION, ANNOTATION_DESIRED_REPLICAS, ANNOTATION_MAX_REPLICAS)
+"""What a stored ReplicaSet carries of the deployment controller's bookkeeping."""
 
 EVENT_STORAGE_CHANGED: Final = ClusterEvent(
     EventResource.WILDCARD, ActionType.ALL, "StorageChanged"
@@ -477,6 +482,9 @@ class Simulator:
         with self.volumes.deferred():
             for obj in objects:
                 self._create(obj)
+        # Written as a cluster stores them (a capture, a live cluster), workloads own their
+        # ReplicaSets and pods through ownerReferences: their controllers take them over.
+        self.controllers.take_over()
 
     def _apply(self, step: Step) -> None:
         action = step.action
@@ -565,7 +573,7 @@ class Simulator:
                 existing.obj, existing.replicas, existing.template = obj, replicas, obj.template
             else:
                 state.deployments[key] = DeploymentState(
-                    obj, state.new_uid(), self.now, replicas, obj.template
+                    obj, obj.metadata.uid or state.new_uid(), self.now, replicas, obj.template
                 )
             self._requeue(("Deployment", *key))
         elif isinstance(obj, ReplicaSet):
@@ -575,7 +583,13 @@ class Simulator:
             if existing_rs is not None:
                 existing_rs.obj, existing_rs.replicas = obj, replicas
             else:
-                state.replica_sets[key] = ReplicaSetState(obj, state.new_uid(), self.now, replicas)
+                # The deployment controller's annotations, as a stored ReplicaSet has them.
+                annotations = {
+                    k: v for k, v in obj.metadata.annotations.items() if k in _RS_ANNOTATIONS
+                }
+                state.replica_sets[key] = ReplicaSetState(
+                    obj, obj.metadata.uid or state.new_uid(), self.now, replicas, None, annotations
+                )
             self._objects_changed()
             self._requeue(("ReplicaSet", *key))
         elif isinstance(obj, StatefulSet):
@@ -588,7 +602,12 @@ class Simulator:
                 existing_ss.template, existing_ss.revision = obj.template, revision
             else:
                 state.stateful_sets[key] = StatefulSetState(
-                    obj, state.new_uid(), self.now, replicas, obj.template, revision
+                    obj,
+                    obj.metadata.uid or state.new_uid(),
+                    self.now,
+                    replicas,
+                    obj.template,
+                    revision,
                 )
             self._objects_changed()
             self._requeue(("StatefulSet", *key))

@@ -197,6 +197,8 @@ class ClusterState:
         """Pods by ``namespace/name``, in creation order."""
         self.owned: dict[OwnerKey, dict[str, PodRecord]] = {}
         """Controller -> its pods (creation order)."""
+        self.unowned: dict[str, PodRecord] = {}
+        """Pods no controller owns (yet): those a scenario wrote, until one claims them."""
         self.deployments: dict[tuple[str, str], DeploymentState] = {}
         self.replica_sets: dict[tuple[str, str], ReplicaSetState] = {}
         self.stateful_sets: dict[tuple[str, str], StatefulSetState] = {}
@@ -254,8 +256,18 @@ class ClusterState:
         self.pods[record.key] = record
         if owner is not None:
             self.owned.setdefault(owner, {})[record.key] = record
+        else:
+            self.unowned[record.key] = record
         self.listener.pod_created(record)
         return record
+
+    def claim(self, record: PodRecord, owner: OwnerKey, revision: str = "") -> None:
+        """A controller takes an existing pod as its own (``ClaimPods``)."""
+        self.unowned.pop(record.key, None)
+        record.owner = owner
+        if revision:
+            record.revision = revision
+        self.owned.setdefault(owner, {})[record.key] = record
 
     def bind(self, record: PodRecord, node_name: str, bound: Pod | None = None) -> None:
         """Record a binding: the pod runs on the node and is Ready at once (``bound``: the
@@ -272,6 +284,8 @@ class ClusterState:
             owned = self.owned.get(record.owner)
             if owned is not None:
                 owned.pop(key, None)
+        else:
+            self.unowned.pop(key, None)
         self.listener.pod_deleted(record, reason)
         if record.owner is not None:
             self.listener.workload_changed(record.owner)
