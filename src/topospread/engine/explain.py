@@ -352,32 +352,32 @@ NOMINATED_NOTE = (
 
 
 def _as_unscheduled(pod: Pod, cluster: Cluster) -> tuple[Pod, Cluster, tuple[str, ...]]:
-    """The pod as if it were being scheduled now, and the cluster without it: a bound pod
-    (``kubectl get pod -o yaml`` of a running one) loses ``spec.nodeName`` and its own
-    copy among the cluster's pods, which would otherwise count for its spread, affinity
-    and resources, as ``explain pod/NAME`` reads a live cluster. The same pod is the same
-    uid, or the same namespace/name where either has none."""
-
-    def same(other: Pod) -> bool:
-        if pod.metadata.uid and other.metadata.uid:
-            return other.metadata.uid == pod.metadata.uid
-        return other.key == pod.key
-
-    notes: tuple[str, ...] = ()
-    if pod.node_name:
-        notes = (
-            f"pod {pod.key} is already bound to {pod.node_name}; explaining where it would "
-            "be placed if scheduled now",
-        )
-        pod = replace(pod, node_name="")
-    if any(same(p) for p in (*cluster.pods, *cluster.pending_pods, *cluster.nominated_pods)):
-        cluster = replace(
-            cluster,
-            pods=tuple(p for p in cluster.pods if not same(p)),
-            pending_pods=tuple(p for p in cluster.pending_pods if not same(p)),
-            nominated_pods=tuple(p for p in cluster.nominated_pods if not same(p)),
-        )
-    return pod, cluster, notes
+    """A pod read from the cluster it is explained on (``kubectl get pod -o yaml`` beside
+    a capture: the same uid among the cluster's pods) is explained as if it were being
+    scheduled now, on the cluster without its own copy, which would otherwise count for
+    its spread, affinity and resources, as ``explain pod/NAME`` reads a live cluster. A
+    bound one loses ``spec.nodeName``, with a note. A pod of its own (a manifest, no such
+    copy) keeps its ``spec.nodeName``: the NodeName plugin reads it as the node asked for.
+    """
+    uid = pod.metadata.uid
+    if not uid or not any(
+        p.metadata.uid == uid
+        for p in (*cluster.pods, *cluster.pending_pods, *cluster.nominated_pods)
+    ):
+        return pod, cluster, ()
+    cluster = replace(
+        cluster,
+        pods=tuple(p for p in cluster.pods if p.metadata.uid != uid),
+        pending_pods=tuple(p for p in cluster.pending_pods if p.metadata.uid != uid),
+        nominated_pods=tuple(p for p in cluster.nominated_pods if p.metadata.uid != uid),
+    )
+    if not pod.node_name:
+        return pod, cluster, ()
+    note = (
+        f"pod {pod.key} is already bound to {pod.node_name}; explaining where it would be "
+        "placed if scheduled now"
+    )
+    return replace(pod, node_name=""), cluster, (note,)
 
 
 def _nominated_note(pod: Pod, cycle: CycleResult) -> tuple[str, ...]:
