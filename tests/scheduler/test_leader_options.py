@@ -157,9 +157,31 @@ def test_defaults_and_bad_values():
             },
             "c.yaml",
         )
-    text = str(error.value)
-    assert 'leaderElection.retryPeriod: Invalid value: "soon"' in text
-    assert "LeaseDuration must be greater than RenewDeadline" in text
+    # A field that does not decode stops before validation, as kube-scheduler's decoding.
+    assert [str(e) for e in error.value.errors] == [
+        'leaderElection.retryPeriod: Invalid value: "soon": expected a duration like 15s'
+    ]
+
+
+def test_validation_errors_come_together_leader_election_first_in_upstreams_words():
+    with pytest.raises(ConfigError) as error:
+        options_from_document(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "leaderElection": {"leaseDuration": "5s", "renewDeadline": "10s"},
+                "clientConnection": {"burst": -1},
+                "profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}],
+            },
+            "c.yaml",
+        )
+    # ValidateKubeSchedulerConfiguration: clientConnection, leaderElection, then profiles
+    # (a duplicate's value is a *field.Path, which encoding/json renders {}).
+    assert [str(e) for e in error.value.errors] == [
+        "clientConnection.burst: Invalid value: -1: must be non-negative",
+        'leaderElection.leaseDuration: Invalid value: "10s": must be greater than `RenewDeadline`',
+        "profiles[1].schedulerName: Duplicate value: {}",
+    ]
 
 
 @pytest.mark.parametrize(

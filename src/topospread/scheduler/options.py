@@ -19,6 +19,7 @@ from typing import Any, Final
 from topospread.errors import ConfigError, FieldError, InputError
 from topospread.framework.config.decode import decode_configuration, default_configuration
 from topospread.framework.config.types import SchedulerConfiguration
+from topospread.framework.waiting import go_duration
 from topospread.io.loader import load_documents
 from topospread.io.reader import display_name
 from topospread.plugins.registry import args_decoders
@@ -117,8 +118,11 @@ def _duration(
 def options_from_document(
     doc: Mapping[str, Any], source: str, *, pod_max_in_unschedulable: float = 300.0
 ) -> SchedulerOptions:
-    """Decode the configuration document; raises :class:`ConfigError` with every problem."""
-    configuration = decode_configuration(doc, source, args_decoders=args_decoders())
+    """Decode the configuration document; raises :class:`ConfigError` with every problem.
+
+    As kube-scheduler: a field that does not decode (``retryPeriod: soon``) stops before
+    validation; otherwise every validation error is reported together, clientConnection's
+    and leaderElection's first (``ValidateKubeSchedulerConfiguration``)."""
     errors: list[FieldError] = []
     le = _section(doc, "leaderElection", errors)
     path = "leaderElection"
@@ -136,28 +140,6 @@ def options_from_document(
         resource_name=str(le.get("resourceName") or defaults.resource_name),
         resource_namespace=str(le.get("resourceNamespace") or defaults.resource_namespace),
     )
-    if leader.leader_elect:
-        for name, value in (
-            ("leaseDuration", leader.lease_duration),
-            ("renewDeadline", leader.renew_deadline),
-            ("retryPeriod", leader.retry_period),
-        ):
-            if value <= 0:
-                errors.append(
-                    FieldError.invalid(f"{path}.{name}", value, "must be greater than zero")
-                )
-        if leader.lease_duration <= leader.renew_deadline:
-            errors.append(
-                FieldError.invalid(
-                    f"{path}.leaseDuration",
-                    le.get("leaseDuration", "15s"),
-                    "LeaseDuration must be greater than RenewDeadline",
-                )
-            )
-        if leader.resource_lock != "leases":
-            errors.append(
-                FieldError.not_supported(f"{path}.resourceLock", leader.resource_lock, ("leases",))
-            )
     cc = _section(doc, "clientConnection", errors)
     qps = cc.get("qps", 50.0)
     burst = cc.get("burst", 100)
@@ -175,6 +157,12 @@ def options_from_document(
         kubeconfig = ""
     if errors:
         raise ConfigError(source, errors)
+    configuration = decode_configuration(
+        doc,
+        source,
+        args_decoders=args_decoders(),
+        validated_first=[*_client_problems(burst), *_leader_problems(leader)],
+    )
     return SchedulerOptions(
         configuration,
         leader,
@@ -182,6 +170,46 @@ def options_from_document(
         ClientConnection(kubeconfig, float(qps) or 50.0, burst or 100),
         pod_max_in_unschedulable,
     )
+
+
+def _client_problems(burst: int) -> list[FieldError]:
+    # component-base ValidateClientConnectionConfiguration.
+    if burst < 0:
+        return [FieldError.invalid("clientConnection.burst", burst, "must be non-negative")]
+    return []
+
+
+def _leader_problems(leader: LeaderElection) -> list[FieldError]:
+    """component-base ``ValidateLeaderElectionConfiguration`` and kube-scheduler's own
+    resourceLock rule, in their words (a duration shown as Go prints it)."""
+    path = "leaderElection"
+    if not leader.leader_elect:
+        return []
+    problems = [
+        FieldError.invalid(f"{path}.{name}", go_duration(value), "must be greater than zero")
+        for name, value in (
+            ("leaseDuration", leader.lease_duration),
+            ("renewDeadline", leader.renew_deadline),
+            ("retryPeriod", leader.retry_period),
+        )
+        if value <= 0
+    ]
+    if leader.lease_duration <= leader.renew_deadline:
+        # Upstream shows the renewDeadline as the value.
+        problems.append(
+            FieldError.invalid(
+                f"{path}.leaseDuration",
+                go_duration(leader.renew_deadline),
+                "must be greater than `RenewDeadline`",
+            )
+        )
+    if leader.resource_lock != "leases":
+        problems.append(
+            FieldError.invalid(
+                f"{path}.resourceLock", leader.resource_lock, 'resourceLock value must be "leases"'
+            )
+        )
+    return problems
 
 
 def load_options(

@@ -17,7 +17,7 @@ strictly and with the same wording; args of any other plugin are kept as given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -372,8 +372,13 @@ def decode_configuration(
     source: str,
     *,
     args_decoders: Mapping[str, ArgsDecoder] | None = None,
+    validated_first: Sequence[FieldError] = (),
 ) -> SchedulerConfiguration:
     """Decode, default and validate a ``kubescheduler.config.k8s.io/v1`` document.
+
+    ``validated_first``: validation errors of the sections a caller decodes itself
+    (kube-scheduler's clientConnection and leaderElection), reported first among the
+    validation errors, as ``ValidateKubeSchedulerConfiguration`` orders them.
 
     Raises :class:`ConfigError` naming ``source`` with every problem found: first the
     wrong ``apiVersion``/``kind``, unknown fields and badly typed fields; if there are
@@ -413,7 +418,7 @@ def decode_configuration(
     if ext.unknown:
         raise ConfigError(source, ext.unknown)
     config = replace(config, extenders=extenders)
-    errors = [*validate_configuration(config, entries), *ext.errors]
+    errors = [*validated_first, *validate_configuration(config, entries), *ext.errors]
     if errors:
         raise ConfigError(source, errors)
     # kube-scheduler builds its profiles after validation; what that refuses is refused
