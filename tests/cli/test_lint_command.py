@@ -302,6 +302,15 @@ def test_a_skipped_custom_resource_with_spread_constraints_is_a_json_note() -> N
     assert "spec.kafka.template.pod.topologySpreadConstraints" in note
 
 
+def test_a_document_that_is_not_yaml_sinks_only_itself_not_the_files_others() -> None:
+    code, out, _ = run("lint", str(LINT / "one-broken-document.yaml"), "-o", "json")
+    assert code == 2
+    report = json.loads(out)
+    assert report["checked"] == ["Deployment/default/first", "Deployment/default/third"]
+    (error,) = report["errors"]
+    assert error.endswith("document.yaml: yaml: line 14: did not find expected node content")
+
+
 def test_a_misspelt_or_removed_built_in_kind_is_refused_as_kubectl_refuses_it() -> None:
     code, _, err = run("lint", str(LINT / "misspelt-kinds.yaml"))
     assert code == 2

@@ -98,8 +98,12 @@ def _shifted(offset: int, match: re.Match[str]) -> str:
     return f"line {offset + int(match.group(1))}"
 
 
-def read_documents(path: str) -> list[Document]:
-    """Every non-empty document of ``path`` (``-``: standard input), with its line and text."""
+def read_documents(path: str, errors: list[str] | None = None) -> list[Document]:
+    """Every non-empty document of ``path`` (``-``: standard input), with its line and text.
+
+    A YAML document that does not parse raises :class:`DecodeError`; with ``errors``, its
+    line goes there instead and the file's other documents are still read (each document
+    is parsed on its own, as kubectl's YAML reader splits them)."""
     data = read_input(path)
     source = display_name(path)
     if data.lstrip()[:1] in (b"{", b"["):
@@ -129,7 +133,10 @@ def read_documents(path: str) -> list[Document]:
         except DecodeError as exc:
             # The parser counts lines from the document's start; name the file's line.
             message = _LINE.sub(partial(_shifted, start - 1), exc.message, 1)
-            raise DecodeError(source, message=message) from None
+            if errors is None:
+                raise DecodeError(source, message=message) from None
+            errors.extend(DecodeError(source, message=message).lines())
+            continue
         documents.extend(
             Document(source, line, text, doc, start - 1) for doc in parsed if doc is not None
         )
@@ -292,7 +299,7 @@ def read_lint_objects(paths: Sequence[str]) -> LintInput:
     result = LintInput([], [], [])
     for path in paths:
         try:
-            documents = read_documents(path)
+            documents = read_documents(path, result.errors)
         except InputError as exc:
             result.errors.extend(exc.lines())
             continue
