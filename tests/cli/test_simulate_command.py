@@ -152,3 +152,14 @@ def test_a_spread_on_a_key_no_node_carries_says_the_pods_cannot_schedule() -> No
     code, out, err = run("simulate", str(DATA / "key-on-no-node.yaml"), "--output", "json")
     (web,) = json.loads(out)["steps"][0]["spread"]
     assert web["constraints"][0]["minDomainsShortfall"] == 0
+
+
+def test_json_names_a_workload_the_same_way_in_layout_pending_and_spread() -> None:
+    code, out, _ = run("simulate", "min-domains", "--output", "json")
+    assert code == 0
+    for step in json.loads(out)["steps"]:
+        spread = {w["workload"] for w in step["spread"]}
+        placed = {p["workload"] for n in step["layout"] for p in n["pods"] if p["workload"]}
+        pending = {p["workload"] for p in step["pending"] if p["workload"]}
+        assert placed | pending <= spread, (placed, pending, spread)
+        assert all(w.count("/") == 2 for w in placed | pending)

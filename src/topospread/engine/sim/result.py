@@ -233,7 +233,7 @@ class StepResult:
             "pending": [
                 {
                     "pod": f"{p.namespace}/{p.name}",
-                    "workload": p.workload,
+                    "workload": _qualified(p.workload, p.namespace),
                     "message": p.message,
                     "attempts": p.attempts,
                 }
@@ -246,7 +246,11 @@ class StepResult:
                     "unschedulable": n.unschedulable,
                     "taints": list(n.taints),
                     "pods": [
-                        {"pod": f"{p.namespace}/{p.name}", "workload": p.workload, "group": p.group}
+                        {
+                            "pod": f"{p.namespace}/{p.name}",
+                            "workload": _qualified(p.workload, p.namespace),
+                            "group": p.group,
+                        }
                         for p in n.pods
                     ],
                 }
@@ -276,3 +280,11 @@ class SimulationResult:
             "kubernetesVersion": self.kubernetes_version,
             "steps": [s.to_json() for s in self.steps],
         }
+
+
+def _qualified(workload: str, namespace: str) -> str:
+    """``Kind/namespace/name`` in JSON, as ``spread`` names a workload (the text tables
+    keep ``Kind/name``, the pod's namespace beside it): a pod's controller lives in the
+    pod's namespace. Empty for a pod no controller owns."""
+    kind, _, name = workload.partition("/")
+    return f"{kind}/{namespace}/{name}" if name else workload
