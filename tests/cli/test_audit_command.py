@@ -250,3 +250,14 @@ def test_a_namespace_without_workloads_is_said_in_kubectls_words() -> None:
     )
     assert result.exit_code == 0
     assert "note: No resources found in nosuch namespace." in result.stderr
+
+
+def test_the_notes_of_reading_the_files_are_in_the_json_too() -> None:
+    custom = ROOT / "tests" / "data" / "lint" / "custom-resource.yaml"
+    result = CliRunner().invoke(
+        cli,
+        ["audit", "--cluster", str(AUDIT / "skewed.yaml"), "--cluster", str(custom), "-o", "json"],
+    )
+    (note,) = [n for n in json.loads(result.stdout)["notes"] if "Kafka" in n]
+    assert note.endswith("skipped kafka.strimzi.io/v1beta2/Kafka events (kind not audited)")
+    assert f"note: {note}" in result.stderr

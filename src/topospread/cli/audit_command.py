@@ -270,7 +270,10 @@ def report_audit(
     )
     if extra_findings:
         report = replace(report, findings=tuple(rank_findings([*report.findings, *extra_findings])))
-    for note in (*notes, *report.notes):
+    # The reading's own notes (skipped kinds, where the profiles came from) are the
+    # report's too: stderr, JSON and HTML alike.
+    report = replace(report, notes=(*notes, *report.notes))
+    for note in report.notes:
         click.echo(f"note: {note}", err=True)
     require_workload(workload, report.workloads)
     if not report.workloads and scope.namespaces:
