@@ -248,6 +248,9 @@ def test_a_key_no_node_carries_leaves_no_eligible_node_and_no_min_domains_shortf
         finding.message
     )
     assert "minDomains" not in finding.message + finding.fix
+    # Its Pending pods are asked for the label, not for capacity or a larger maxSkew.
+    (pending,) = found["pending-spread"]
+    assert pending.fix == "label the nodes with example.com/rack, or spread on a key they carry"
 
 
 def test_min_domains_left_unset_is_never_short_even_without_any_domain() -> None:

@@ -871,11 +871,25 @@ def pod_rules(ctx: RuleContext) -> Iterator[Finding]:
         first_hard = next((c.field_path for c in ctx.constraints if c.hard), None)
         path = first_hard or f"{ctx.workload.pod_spec_path}.topologySpreadConstraints"
         pods = [p for p, _ in spread]
+        fix = (
+            "free or add capacity in the least-loaded domains, relax maxSkew, or make the "
+            "constraint ScheduleAnyway"
+        )
+        nodes = ctx.nodes or ()
+        unlabelled = sorted(
+            {
+                c.constraint.topology_key
+                for c in ctx.constraints
+                if c.hard and not any(c.constraint.topology_key in n.labels for n in nodes)
+            }
+        )
+        if unlabelled and "missing required label" in spread[0][1]:
+            # No capacity or maxSkew helps a pod whose key no node carries.
+            fix = f"label the nodes with {', '.join(unlabelled)}, or spread on a key they carry"
         yield ctx.finding(
             "pending-spread",
             Severity.ERROR,
             path,
             f"{len(spread)} pod(s) Pending ({_names(pods)}): {spread[0][1]}",
-            "free or add capacity in the least-loaded domains, relax maxSkew, or make the "
-            "constraint ScheduleAnyway",
+            fix,
         )
