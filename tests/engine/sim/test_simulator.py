@@ -254,3 +254,37 @@ def test_progress_is_reported_after_each_step_and_during_long_steps(monkeypatch)
     within_step = [r for r in reports if r.steps_done == 1 and r.pods_bound > 0]
     assert within_step, "no report while the step's six pods were being scheduled"
     assert [r.pods_bound for r in reports] == sorted(r.pods_bound for r in reports)
+
+
+def test_a_namespace_s_labels_are_what_pod_affinity_s_namespace_selector_matches():
+    # web must run beside a db of a namespace labelled team=data: only the Namespace's
+    # labels say that "data" is one; without them web would stay Pending.
+    result = run(
+        """
+- apply:
+    objects:
+    - {apiVersion: v1, kind: Namespace, metadata: {name: data, labels: {team: data}}}
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: db, namespace: data, labels: {app: db}}
+      spec: {containers: [{name: c, image: pause}]}
+- apply:
+    objects:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: web, labels: {app: web}}
+      spec:
+        containers: [{name: c, image: pause}]
+        affinity:
+          podAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+            - labelSelector: {matchLabels: {app: db}}
+              namespaceSelector: {matchLabels: {team: data}}
+              topologyKey: kubernetes.io/hostname
+"""
+    )
+    first, second = result.steps[1], result.steps[2]
+    assert not any("not simulated" in note for note in first.notes)
+    (db,) = first.placements
+    (web,) = second.placements
+    assert web.node == db.node

@@ -107,6 +107,7 @@ from topospread.model.objects import (
     LABEL_TOPOLOGY_ZONE,
     Deployment,
     LimitRange,
+    Namespace,
     Node,
     ObjectMeta,
     Pod,
@@ -621,6 +622,9 @@ class Simulator:
             state.runtime_classes[obj.name] = obj
         elif isinstance(obj, Service):
             state.services[key] = obj
+            self._objects_changed()
+        elif isinstance(obj, Namespace):
+            state.namespaces[obj.name] = obj
             self._objects_changed()
         elif isinstance(obj, ReplicationController):
             state.replication_controllers[key] = obj
@@ -1142,8 +1146,10 @@ class Simulator:
             csi_drivers=tuple(state.csi_drivers.values()),
             csi_storage_capacities=tuple(state.storage_capacities.values()),
             volume_attachments=tuple(state.volume_attachments.values()),
+            namespaces=tuple(state.namespaces.values()),
         )
         listed = (
+            current.namespaces,
             current.services,
             current.replication_controllers,
             current.replica_sets,

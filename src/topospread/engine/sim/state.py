@@ -34,6 +34,7 @@ from topospread.model.admission import (
 from topospread.model.objects import (
     Deployment,
     LimitRange,
+    Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
@@ -203,6 +204,8 @@ class ClusterState:
         self.replica_sets: dict[tuple[str, str], ReplicaSetState] = {}
         self.stateful_sets: dict[tuple[str, str], StatefulSetState] = {}
         self.services: dict[tuple[str, str], Service] = {}
+        self.namespaces: dict[str, Namespace] = {}
+        """Their labels are what inter-pod affinity's namespaceSelector matches."""
         self.replication_controllers: dict[tuple[str, str], ReplicationController] = {}
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
