@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tarfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,19 @@ def test_the_krew_manifest_installs_that_executable():
         assert platform["bin"] == "kubectl-topospread"
         assert len(platform["sha256"]) == 64
     assert (ROOT / "deploy" / "krew" / "kubectl-topospread").stat().st_mode & 0o111
+
+
+def test_the_krew_release_steps_make_an_archive_with_every_file_the_manifest_names(tmp_path):
+    manifest = (ROOT / "deploy" / "krew" / "topospread.yaml").read_text()
+    [tar_line] = [line for line in manifest.splitlines() if line.startswith("#   tar ")]
+    archive = tmp_path / "kubectl-topospread.tar.gz"
+    command = tar_line.removeprefix("#   ").replace("kubectl-topospread.tar.gz", str(archive), 1)
+    subprocess.run(["bash", "-e", "-c", command], cwd=ROOT, check=True, capture_output=True)
+    with tarfile.open(archive) as opened:
+        members = set(opened.getnames())
+    [plugin] = documents(ROOT / "deploy" / "krew" / "topospread.yaml")
+    for platform in plugin["spec"]["platforms"]:
+        assert {f["from"] for f in platform["files"]} <= members
 
 
 def test_the_pre_commit_hook_runs_lint():
