@@ -38,10 +38,12 @@ def serve(certificates: Certificates) -> Iterator:
         server.shutdown()
 
 
-def _post(certificates: Certificates, url: str, body: bytes) -> tuple[int, bytes]:
+def _post(
+    certificates: Certificates, url: str, body: bytes, content_type: str = "application/json"
+) -> tuple[int, bytes]:
     context = ssl.create_default_context(cafile=str(certificates.ca))
     request = urllib.request.Request(
-        url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        url, data=body, method="POST", headers={"Content-Type": content_type}
     )
     try:
         with urllib.request.urlopen(request, context=context, timeout=10) as answer:
@@ -120,6 +122,42 @@ def test_a_body_that_is_no_admission_review_gets_400(serve, certificates):
     assert b"expected apiVersion admission.k8s.io/v1" in body
 
 
+def test_json_nested_too_deeply_gets_400_not_a_dropped_connection(serve, certificates):
+    status, body = _post(certificates, serve() + "/validate", b"[" * 200_000)
+
+    assert (status, body) == (400, b"request body is not JSON: nested too deeply\n")
+
+
+def test_a_body_that_is_not_json_by_its_content_type_gets_415(serve, certificates):
+    body = json.dumps(review(deployment())).encode()
+    status, answer = _post(certificates, serve() + "/validate", body, "text/plain")
+
+    assert (status, answer) == (415, b"expected Content-Type: application/json\n")
+
+
+def test_an_object_this_release_cannot_read_is_answered_by_the_failure_policy(
+    serve, certificates, caplog
+):
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "strpod", "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "pause"}],
+            "topologySpreadConstraints": [
+                {"maxSkew": "one", "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+            ],
+        },
+    }
+    answer = _review(certificates, serve() + "/validate", pod)
+
+    assert answer["allowed"] is True
+    (warning,) = answer["warnings"]
+    assert warning.startswith("topospread webhook: cannot read the object: Pod default/strpod: ")
+    assert "Pod default/strpod: Pod default/strpod" not in warning
+    assert not any(record.exc_info for record in caplog.records)
+
+
 def test_other_paths_are_not_found_and_healthz_answers(serve, certificates):
     base = serve()
     context = ssl.create_default_context(cafile=str(certificates.ca))
@@ -127,6 +165,11 @@ def test_other_paths_are_not_found_and_healthz_answers(serve, certificates):
         assert answer.read() == b"ok\n"
     status, _ = _post(certificates, base + "/mutate", b"{}")
     assert status == 404
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(base + "/validate", context=context, timeout=5)
+    assert (refused.value.code, refused.value.headers["Allow"]) == (405, "POST")
+    assert refused.value.headers["Server"] == "topospread-webhook"
+    refused.value.close()
 
 
 def test_concurrent_reviews_all_get_their_own_answer(serve, certificates):

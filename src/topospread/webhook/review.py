@@ -113,6 +113,8 @@ def parse_review(body: bytes) -> AdmissionRequest:
         review = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReviewError(f"request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise ReviewError("request body is not JSON: nested too deeply") from None
     if not isinstance(review, dict):
         raise ReviewError("request body is not an AdmissionReview object")
     if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != "AdmissionReview":
@@ -137,8 +139,10 @@ def parse_review(body: bytes) -> AdmissionRequest:
 
 
 def finding_text(f: Finding) -> str:
-    """A finding in one line, as lint words it: rule, field path, message and fix."""
-    return f"{f.rule}: {f.field_path}: {f.message} (fix: {f.fix})"
+    """A finding in one line, as lint words it: rule, field path, message and fix (an
+    api-validation message begins with its field path already)."""
+    where = "" if f.message.startswith(f"{f.field_path}:") else f"{f.field_path}: "
+    return f"{f.rule}: {where}{f.message} (fix: {f.fix})"
 
 
 def _at_or_above(severity: Severity, threshold: Severity | None) -> bool:
@@ -160,7 +164,8 @@ def _findings(obj: Mapping[str, Any], request: AdmissionRequest, policy: Policy)
     if request.namespace and not meta.get("namespace"):
         meta["namespace"] = request.namespace
     document["metadata"] = meta
-    decoded = decode_manifests([document], f"{request.kind} {request.namespace}/{request.name}")
+    # The decoder names the object in each problem (``Pod default/web: spec...``).
+    decoded = decode_manifests([document])
     items = [LintObject(o) for _, o in decoded.objects]
     report = lint(items, policy.configuration, disabled=policy.disabled)
     return list(report.findings)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
+from topospread.errors import TopospreadError
 from topospread.webhook.review import (
     AdmissionRequest,
     Policy,
@@ -128,6 +129,10 @@ class _Server(ThreadingHTTPServer):
         log.warning("connection from %s failed", client_address, exc_info=True)
 
 
+POST: Final = "POST"
+TEXT: Final = "text/plain; charset=utf-8"
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # Headers and body are two writes: with Nagle's algorithm the body waits for the
@@ -137,40 +142,61 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "topospread-webhook"
     sys_version = ""
 
+    def version_string(self) -> str:
+        """The Server header: the name alone (the default adds the Python version)."""
+        return self.server_version
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug(format, *args)
 
-    def _send(self, code: int, body: bytes, content_type: str = "application/json") -> None:
+    def _send(
+        self,
+        code: int,
+        body: bytes,
+        content_type: str = "application/json",
+        allow: str | None = None,
+    ) -> None:
         self.send_response(code)
+        if allow is not None:
+            self.send_header("Allow", allow)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        if urlsplit(self.path).path in HEALTH_PATHS:
-            self._send(200, b"ok\n", "text/plain; charset=utf-8")
+        path = urlsplit(self.path).path
+        if path in HEALTH_PATHS:
+            self._send(200, b"ok\n", TEXT)
+        elif path == REVIEW_PATH:
+            self._send(405, b"POST an AdmissionReview\n", TEXT, POST)
         else:
-            self._send(404, b"not found\n", "text/plain; charset=utf-8")
+            self._send(404, b"not found\n", TEXT)
 
     def do_POST(self) -> None:
         url = urlsplit(self.path)
         if url.path != REVIEW_PATH:
-            self._send(404, b"not found\n", "text/plain; charset=utf-8")
+            self._send(404, b"not found\n", TEXT)
+            return
+        media = self.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        if media.lower() != "application/json":
+            # The API server sends application/json; a form or text body is not a review.
+            self.close_connection = True
+            self._send(415, b"expected Content-Type: application/json\n", TEXT)
             return
         length = self.headers.get("Content-Length", "")
         if not length.isdigit():
-            self._send(411, b"Content-Length required\n", "text/plain; charset=utf-8")
+            self._send(411, b"Content-Length required\n", TEXT)
             return
         if int(length) > MAX_BODY_BYTES:
             self.close_connection = True
-            self._send(413, b"request body too large\n", "text/plain; charset=utf-8")
+            self._send(413, b"request body too large\n", TEXT)
             return
         body = self.rfile.read(int(length))
         try:
             request = parse_review(body)
         except ReviewError as exc:
-            self._send(400, f"{exc}\n".encode(), "text/plain; charset=utf-8")
+            self._send(400, f"{exc}\n".encode(), TEXT)
             return
         answer = self.server.owner.review(request, api_server_timeout(url.query))
         self._send(200, json.dumps(response(request.uid, answer)).encode())
@@ -236,6 +262,11 @@ class WebhookServer:
         except FutureTimeout:
             future.cancel()
             verdict = fail_verdict(f"no decision within {deadline:g}s", self.policy)
+        except TopospreadError as exc:
+            # An object this release cannot read (the API server decoded it, so its types
+            # are a newer server's): not reviewed, under the failure policy, no traceback.
+            log.warning("review of %s: cannot read the object: %s", request.uid, exc)
+            verdict = fail_verdict(f"cannot read the object: {exc}", self.policy)
         except Exception as exc:  # the failure policy covers every internal error
             log.error("review of %s failed", request.uid, exc_info=True)
             verdict = fail_verdict(f"review failed: {exc}", self.policy)
