@@ -92,7 +92,10 @@ def test_an_object_the_api_server_would_refuse_is_denied_in_its_words():
     verdict = _decide(review(obj))
 
     assert not verdict.allowed
-    assert "maxSkew: Invalid value: 0: must be greater than zero" in verdict.message
+    assert verdict.message.startswith(
+        "api-validation: spec.template.spec.topologySpreadConstraints[0].maxSkew: Invalid "
+        "value: 0: must be greater than zero (fix: "
+    )
 
 
 def test_a_pod_is_reviewed_like_a_workload():
