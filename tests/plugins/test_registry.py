@@ -169,3 +169,38 @@ def test_explain_json_carries_the_installed_plugins_verdicts_and_scores() -> Non
     }
     assert nodes["on-demand-1"]["verdicts"]["RatioSpread"] == {"code": "Success", "reasons": []}
     assert nodes["on-demand-1"]["scores"]["RatioSpread"] == 100
+
+
+def test_a_plugin_whose_factory_raises_is_refused_in_one_line_as_kube_scheduler_words_it(
+    tmp_path: Path, fresh_registry: None
+) -> None:
+    package = tmp_path / "raising_plugins"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "def factory(args, handle, features):\n    raise ValueError('needs a GPU node')\n"
+    )
+    info = tmp_path / "raising_plugins-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: raising-plugins\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[topospread.plugins]\nRaises = raising_plugins:factory\n"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    filter:\n      enabled: [{name: Raises}]\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        result = CliRunner().invoke(
+            cli, ["explain", "--example", "one-constraint", "--config", str(config)]
+        )
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("raising_plugins", None)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.endswith(
+        ': profile "default-scheduler": initializing plugin "Raises": ValueError: needs a GPU '
+        "node\n"
+    )
+    assert len(result.stderr.splitlines()) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 __all__ = ["kubectl_main", "main"]
 
@@ -37,7 +38,7 @@ def main(prog_name: str = "topospread") -> None:
     from click.utils import PacifyFlushWrapper
 
     from topospread.cli.lazy import lazy_cli
-    from topospread.cli.shared import EXIT_BROKEN_PIPE
+    from topospread.cli.shared import EXIT_BROKEN_PIPE, EXIT_INTERNAL
 
     try:
         lazy_cli(prog_name=prog_name)
@@ -47,6 +48,16 @@ def main(prog_name: str = "topospread") -> None:
         if exc.code == 1 and isinstance(sys.stdout, PacifyFlushWrapper):
             raise SystemExit(EXIT_BROKEN_PIPE) from None
         raise
+    except Exception as exc:
+        # Not bad input (that is one line and exit 2) but a bug, here or in a plugin (a
+        # Filter that raises): its traceback is what a report needs, and the status is
+        # not 1, which says findings or a Pending pod.
+        traceback.print_exc()
+        sys.stderr.write(
+            f"topospread: internal error: {type(exc).__name__}: {exc} (a bug in topospread "
+            "or in a plugin; the traceback above is for a report)\n"
+        )
+        raise SystemExit(EXIT_INTERNAL) from None
 
 
 def kubectl_main() -> None:

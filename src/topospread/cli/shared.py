@@ -96,6 +96,9 @@ def require_workload(workload: str | None, workloads: Sized) -> None:
         raise InputError("", message=f"no workload {workload!r} in scope")
 
 
+EXIT_INTERNAL = 70
+"""An internal error: a bug, in topospread or in a plugin (sysexits' EX_SOFTWARE)."""
+
 EXIT_BROKEN_PIPE = 141
 """The reader of standard output went away before the output ended (``| head -1``): 128 +
 SIGPIPE, as a shell reports a command that SIGPIPE ended. Not 1, which says findings or a

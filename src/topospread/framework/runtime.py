@@ -204,6 +204,13 @@ class Framework:
                 self._instances[name] = factory(profile.plugin_config.get(name), handle, features)
             except ConfigError:
                 raise
+            except Exception as exc:
+                # An out-of-tree factory that raises: NewFramework's "initializing plugin"
+                # error, in one line rather than a traceback.
+                errors.append(
+                    f'profile "{profile.scheduler_name}": initializing plugin "{name}": '
+                    f"{type(exc).__name__}: {exc}"
+                )
         if errors:
             raise ConfigError(source, errors)
         for instance in self._instances.values():
