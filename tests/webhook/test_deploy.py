@@ -123,6 +123,8 @@ def test_the_pre_commit_hook_runs_lint():
     assert hook["id"] == "topospread-lint"
     assert hook["entry"] == "topospread lint"
     assert hook["language"] == "python"
+    # One run sees every manifest (selector-overlap compares the manifests of one input).
+    assert hook["require_serial"] is True
 
 
 def test_the_github_actions_example_uploads_lints_sarif():
