@@ -80,6 +80,38 @@ def test_the_scripting_api_takes_objects_as_dicts() -> None:
     assert result.selected_node == "n1"
 
 
+ONE = ROOT / "src" / "topospread" / "examples" / "one-constraint"
+
+
+def test_the_scripting_api_takes_the_cluster_as_files_too() -> None:
+    folder = ONE
+    by_file = topospread.explain(folder / "pod.yaml", str(folder / "cluster.yaml"))
+    by_list = topospread.explain(folder / "pod.yaml", [folder / "cluster.yaml"])
+    loaded = topospread.load_cluster([folder / "cluster.yaml"])
+    assert by_file.selected_node == by_list.selected_node == "node4"
+    assert loaded == topospread.load_cluster(folder / "cluster.yaml")
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: topospread.explain(ONE / "pod.yaml", 42), "cluster: expected a Cluster"),
+        (lambda: topospread.cluster_from_objects("cluster.yaml"), "for files: topospread.load"),
+        (
+            lambda: topospread.cluster_from_objects([1, 2]),
+            "[0]: expected an object (dict), got int",
+        ),
+        (lambda: topospread.load_cluster([3]), "expected file paths, got int"),
+        (lambda: topospread.simulate("story", tie_break="bogus"), "'bogus': one of first, random"),
+    ],
+    ids=["explain-cluster", "objects-path", "objects-ints", "paths-ints", "tie-break"],
+)
+def test_the_scripting_api_answers_a_wrong_argument_with_its_own_input_error(call, words):
+    with pytest.raises(topospread.errors.InputError) as raised:
+        call()
+    assert words in str(raised.value)
+
+
 def test_the_scripting_api_runs_a_bundled_scenario_by_name() -> None:
     result = topospread.simulate("scale-down-imbalance", seed=1)
     assert isinstance(result, topospread.SimulationResult)

@@ -23,7 +23,7 @@ for bad input, ``ClusterError`` for a cluster that cannot be read, ``Unsupported
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +59,60 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 
 
-def load_cluster(*paths: PathLike) -> Cluster:
-    """A cluster from ``kubectl get -o yaml|json`` files (as ``explain --cluster`` reads)."""
-    if not paths:
+TIE_BREAKS = ("first", "random")
+
+
+def load_cluster(*paths: PathLike | Sequence[PathLike]) -> Cluster:
+    """A cluster from ``kubectl get -o yaml|json`` files (as ``explain --cluster`` reads):
+    ``load_cluster("a.yaml", "b.yaml")`` or ``load_cluster(["a.yaml", "b.yaml"])``."""
+    files: list[Path] = []
+    for given in paths:
+        many = isinstance(given, list | tuple)
+        for path in given if many else [given]:  # type: ignore[union-attr]
+            if not isinstance(path, str | os.PathLike):
+                raise InputError(
+                    "load_cluster", message=f"expected file paths, got {type(path).__name__}"
+                )
+            files.append(Path(path))
+    if not files:
         raise InputError("load_cluster", message="give at least one file")
-    cluster, _ = _load_cluster_files([Path(p) for p in paths])
+    cluster, _ = _load_cluster_files(files)
     return cluster
 
 
 def cluster_from_objects(objects: Iterable[Mapping[str, Any]], source: str = "objects") -> Cluster:
     """A cluster from Kubernetes objects as dicts (the JSON the API server serves)."""
-    cluster, _ = cluster_from_items([dict(o) for o in objects], source, admitted=False)
+    if isinstance(objects, str | os.PathLike | Mapping):
+        raise InputError(
+            source,
+            message="expected Kubernetes objects as dicts (for files: topospread.load_cluster)",
+        )
+    items = list(objects)
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InputError(
+                source, message=f"[{index}]: expected an object (dict), got {type(item).__name__}"
+            )
+    cluster, _ = cluster_from_items([dict(o) for o in items], source, admitted=False)
     return cluster
+
+
+def _cluster(cluster: Cluster | PathLike | Sequence[PathLike]) -> Cluster:
+    if isinstance(cluster, Cluster):
+        return cluster
+    if isinstance(cluster, str | os.PathLike | list | tuple):
+        return load_cluster(cluster)
+    raise InputError(
+        "cluster",
+        message=f"expected a Cluster (topospread.load_cluster, read_cluster, "
+        f"cluster_from_objects) or cluster files, got {type(cluster).__name__}",
+    )
+
+
+def _tie_break(tie_break: str) -> str:
+    if tie_break not in TIE_BREAKS:
+        raise InputError("tie_break", message=f"{tie_break!r}: one of first, random")
+    return tie_break
 
 
 def read_cluster(kubeconfig: PathLike | None = None, context: str | None = None) -> Cluster:
@@ -99,19 +141,26 @@ def _configuration(config: SchedulerConfiguration | PathLike | None) -> Schedule
 
 def explain(
     pod: Pod | PathLike | Mapping[str, Any],
-    cluster: Cluster,
+    cluster: Cluster | PathLike | Sequence[PathLike],
     config: SchedulerConfiguration | PathLike | None = None,
     *,
     tie_break: str = "first",
     seed: int = 0,
 ) -> Explanation:
-    """One scheduling attempt of ``pod`` on ``cluster``, as ``topospread explain`` shows it.
+    """One scheduling attempt of ``pod`` on ``cluster`` (a Cluster, or its files), as
+    ``topospread explain`` shows it.
 
     ``config`` is a KubeSchedulerConfiguration (a file or a loaded one); the upstream
     default profile when None.
     """
     the_pod = pod if isinstance(pod, Pod) else load_pod(pod)
-    return _explain(cluster, the_pod, _configuration(config), tie_break=tie_break, seed=seed)
+    return _explain(
+        _cluster(cluster),
+        the_pod,
+        _configuration(config),
+        tie_break=_tie_break(tie_break),
+        seed=seed,
+    )
 
 
 def explain_pod(
@@ -125,6 +174,7 @@ def explain_pod(
     seed: int = 0,
 ) -> Explanation:
     """Explain a pod of a live cluster (``pod/NAME``, ``NS/NAME`` or ``NAME``). Read-only."""
+    _tie_break(tie_break)
     question = read_pod_and_cluster(reference, namespace, kubeconfig, context)
     return _explain(
         question.cluster, question.pod, _configuration(config), tie_break=tie_break, seed=seed
@@ -140,6 +190,7 @@ def simulate(
     from topospread.engine.sim.simulator import simulate as _simulate
     from topospread.io.scenarios import load_scenario
 
+    _tie_break(tie_break)
     path = Path(scenario)
     if not path.is_file() and path.suffix not in (".yaml", ".yml", ".json"):
         bundled = Path(str(resources.files("topospread") / "examples" / "scenarios"))
