@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import ssl
 import threading
 import time
@@ -254,3 +255,19 @@ def test_an_unknown_rule_is_one_line_with_exit_2(certificates):
     assert result.exit_code == 2
     [line] = result.stderr.splitlines()
     assert line.startswith("--disable: unknown rule(s) no-such-rule (rules: ")
+
+
+def test_the_review_log_names_an_object_by_its_generate_name(serve, certificates, caplog):
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "web-", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+    }
+    body = review(pod)
+    body["request"]["name"] = ""
+    with caplog.at_level(logging.INFO, logger="topospread.webhook"):
+        status, _ = _post(certificates, serve() + "/validate", json.dumps(body).encode())
+    assert status == 200
+    (line,) = [json.loads(r.getMessage()) for r in caplog.records if r.getMessage().startswith("{")]
+    assert line["object"] == "default/web-(generateName)"

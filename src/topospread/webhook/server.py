@@ -277,7 +277,7 @@ class WebhookServer:
                     "uid": request.uid,
                     "operation": request.operation,
                     "kind": request.kind,
-                    "object": f"{request.namespace}/{request.name}",
+                    "object": f"{request.namespace}/{_object_name(request)}",
                     "allowed": verdict.allowed,
                     "warnings": len(verdict.warnings),
                     "ms": round((time.perf_counter() - started) * 1000, 1),
@@ -304,3 +304,13 @@ class WebhookServer:
         thread = threading.Thread(target=self.serve_forever, name="topospread-webhook", daemon=True)
         thread.start()
         return thread
+
+
+def _object_name(request: AdmissionRequest) -> str:
+    """The request's name; a CREATE of an object with only ``generateName`` has none yet
+    (the API server makes it up after admission), so that, as lint names it."""
+    if request.name:
+        return request.name
+    meta = (request.object or {}).get("metadata")
+    generate = meta.get("generateName") if isinstance(meta, dict) else None
+    return f"{generate}(generateName)" if isinstance(generate, str) and generate else ""
