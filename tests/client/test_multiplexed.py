@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -156,6 +157,15 @@ def test_a_server_that_never_answers_times_out_in_one_line(silent_server):
     assert isinstance(outcome, ClusterUnreachable)
     assert str(outcome).endswith(": timed out")
     assert str(outcome).startswith("cannot connect to https://127.0.0.1:")
+
+
+def test_a_request_with_a_timeout_of_its_own_ends_by_it_on_a_silent_server(silent_server):
+    # The Lease's requests carry what is left of renewDeadline (client-go's context).
+    transport = connect(silent_server).transport
+    began = time.monotonic()
+    with pytest.raises(ClusterUnreachable, match=r": timed out$"):
+        transport.send(Request("GET", "/apis/coordination.k8s.io/v1", timeout=0.5))
+    assert time.monotonic() - began < 1.5  # not the transport's 120 s read timeout
 
 
 def test_a_proxy_or_a_tls_server_name_is_named_as_not_applied():

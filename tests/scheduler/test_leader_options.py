@@ -9,7 +9,7 @@ import time
 import pytest
 
 from topospread.client.transport import FakeTransport, Request, Response
-from topospread.errors import ConfigError
+from topospread.errors import ClusterUnreachable, ConfigError
 from topospread.scheduler.leader import LeaderElector
 from topospread.scheduler.options import options_from_document, parse_duration
 
@@ -105,6 +105,48 @@ def test_a_leader_that_cannot_renew_steps_down():
     wait(lambda: "a lost" in events)
     assert not a.is_leader
     a.stop()
+
+
+class HangingTransport(FakeTransport):
+    """The Lease server until ``hang`` is set; then every request hangs for its own
+    timeout and fails, as KubeTransport does on a server that stopped answering."""
+
+    def __init__(self, server: LeaseServer) -> None:
+        super().__init__(server)
+        self.hang = threading.Event()
+        self.timeouts: list[float | None] = []
+
+    def send(self, request: Request) -> Response:
+        if not self.hang.is_set():
+            return super().send(request)
+        self.timeouts.append(request.timeout)
+        time.sleep(request.timeout if request.timeout is not None else 30.0)
+        raise ClusterUnreachable("cannot connect to https://fake.invalid: timed out")
+
+
+def test_a_leader_whose_api_server_hangs_steps_down_within_the_renew_deadline():
+    events: list[str] = []
+    transport = HangingTransport(LeaseServer())
+    a = LeaderElector(
+        transport,
+        namespace="kube-system",
+        name="topospread",
+        identity="a",
+        lease_duration=1.0,
+        renew_deadline=0.6,
+        retry_period=0.1,
+        on_stopped_leading=lambda: events.append("a lost"),
+    )
+    a.start()
+    wait(lambda: a.is_leader)
+    transport.hang.set()
+    hung = time.monotonic()
+    wait(lambda: "a lost" in events, timeout=3.0)
+    # renewDeadline after the last renewal, which was at most retryPeriod before the hang.
+    assert time.monotonic() - hung < 0.6 + 0.1 + 0.3
+    assert transport.timeouts
+    assert all(t is not None and t <= 0.6 for t in transport.timeouts)
+    a.stop(release=False)
 
 
 def test_options_from_the_configuration_file():

@@ -171,6 +171,8 @@ class LeaderElector:
         """When we last renewed (our clock), for the health check."""
         self.last_error: ClusterError | None = None
         """Why the last read or write of the Lease failed (None after a success or 409)."""
+        self._window_end: float | None = None
+        """The end of the renewal under way (our clock), bounding its requests."""
         self._raised: tuple[type[ClusterError], ...] = ()
         """The failures :meth:`acquire` raises to its caller, not logged here as well."""
 
@@ -295,11 +297,18 @@ class LeaderElector:
         while not self._stop.wait(self.retry_period):
             deadline = self.last_renew + self.renew_deadline
             renewed = False
-            while not self._stop.is_set() and self._clock() < deadline:
-                if self.try_acquire_or_renew():
-                    renewed = True
-                    break
-                self._stop.wait(min(self.retry_period, max(0.0, deadline - self._clock())))
+            # Every request of the window ends by its deadline (client-go passes the
+            # window's context to each call): a server that hangs instead of refusing
+            # loses us the Lease on time rather than after the transport's read timeout.
+            self._window_end = deadline
+            try:
+                while not self._stop.is_set() and self._clock() < deadline:
+                    if self.try_acquire_or_renew():
+                        renewed = True
+                        break
+                    self._stop.wait(min(self.retry_period, max(0.0, deadline - self._clock())))
+            finally:
+                self._window_end = None
             if self._stop.is_set():
                 return
             if not renewed:
@@ -309,6 +318,13 @@ class LeaderElector:
                 self._on_stopped()
                 return
 
+    def _timeout(self) -> float:
+        """How long a Lease request may take: what is left of the renewal window, else
+        (acquiring, releasing) renewDeadline."""
+        if self._window_end is None:
+            return self.renew_deadline
+        return max(self._window_end - self._clock(), 0.001)
+
     def try_acquire_or_renew(self) -> bool:
         """One ``tryAcquireOrRenew``: True when we hold the Lease after it."""
         with self._lock:
@@ -317,7 +333,7 @@ class LeaderElector:
     def _try_acquire_or_renew(self) -> bool:
         now = time.time()
         try:
-            response = self.transport.send(Request("GET", self._path))
+            response = self.transport.send(Request("GET", self._path, timeout=self._timeout()))
         except ClusterError as error:
             self.last_error = error
             log.warning("cannot read the lease: %s", error)
@@ -387,7 +403,9 @@ class LeaderElector:
             body["metadata"]["resourceVersion"] = self._resource_version
         path = self._path if method == "PUT" else self._path.rsplit("/", 1)[0]
         try:
-            response = self.transport.send(Request(method, path, body=json.dumps(body).encode()))
+            response = self.transport.send(
+                Request(method, path, body=json.dumps(body).encode(), timeout=self._timeout())
+            )
         except ClusterError as error:
             self.last_error = error
             log.warning("cannot write the lease: %s", error)
@@ -413,7 +431,7 @@ class LeaderElector:
         record = LeaseRecord("", 1, now, now, self._observed.transitions)
         with self._lock:
             try:
-                response = self.transport.send(Request("GET", self._path))
+                response = self.transport.send(Request("GET", self._path, timeout=self._timeout()))
                 if response.status != 200:
                     return False
                 lease = json.loads(response.data)

@@ -52,6 +52,10 @@ class Request:
     query: tuple[tuple[str, str], ...] = ()
     body: bytes | None = None
     content_type: str = "application/json"
+    timeout: float | None = None
+    """The most seconds the whole request may take, connecting included, without retries
+    (a context deadline in client-go: the Lease's renewDeadline); None: the transport's
+    own timeouts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,15 +149,21 @@ class KubeTransport:
         if request.query:
             url += "?" + urlencode(request.query)
         pool = self._api.rest_client.pool_manager
+        timeout = urllib3.Timeout(connect=self._timeout[0], read=self._timeout[1])
+        retries = urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0)
+        if request.timeout is not None:
+            seconds = max(request.timeout, 0.001)
+            timeout = urllib3.Timeout(total=seconds, connect=min(self._timeout[0], seconds))
+            retries = urllib3.Retry(total=0, redirect=0, status=0)
         try:
             raw = pool.request(
                 method,
                 url,
                 body=request.body,
                 headers=headers,
-                timeout=urllib3.Timeout(connect=self._timeout[0], read=self._timeout[1]),
+                timeout=timeout,
                 preload_content=True,
-                retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0),
+                retries=retries,
             )
         except urllib3.exceptions.MaxRetryError as exc:
             raise ClusterUnreachable(_unreachable(self.server, exc.reason)) from None
