@@ -321,3 +321,34 @@ def test_a_negative_score_weight_is_refused_where_kube_scheduler_refuses_it(plug
         assert [str(e) for e in info.value.errors] == [OVERFLOW]
     else:
         decode_configuration(yaml.safe_load(text), "c.yaml")
+
+
+@pytest.mark.parametrize(
+    ("plugins", "refused"),
+    [
+        (
+            "bind:\n  disabled:\n  - {name: '*'}",
+            "at least one bind plugin is needed for profile with scheduler name "
+            '"default-scheduler"',
+        ),
+        (
+            "queueSort:\n  disabled:\n  - {name: '*'}",
+            "only one queue sort plugin required for profile with scheduler name "
+            '"default-scheduler", but got 0',
+        ),
+        # A plugin from outside the package may implement Bind: not refused for it.
+        ("bind:\n  disabled:\n  - {name: '*'}\n  enabled:\n  - {name: OutsideBinder}", None),
+    ],
+    ids=["no-bind", "no-queue-sort", "outside-binder"],
+)
+def test_a_profile_new_framework_refuses_is_refused_in_its_words(plugins, refused):
+    indented = "\n".join("    " + line for line in plugins.splitlines())
+    text = HEADER + f"profiles:\n- plugins:\n{indented}\n"
+    if refused is None:
+        decode_configuration(yaml.safe_load(text), "c.yaml")
+        return
+    with pytest.raises(ConfigError) as info:
+        decode_configuration(yaml.safe_load(text), "c.yaml")
+    assert [str(e) for e in info.value.errors] == [
+        f"creating profile for scheduler name default-scheduler: {refused}"
+    ]

@@ -55,7 +55,11 @@ from topospread.framework.config.types import (
     ScoringStrategy,
     UtilizationShapePoint,
 )
-from topospread.framework.config.validation import score_weight_problems, validate_configuration
+from topospread.framework.config.validation import (
+    framework_problems,
+    score_weight_problems,
+    validate_configuration,
+)
 from topospread.model.decode import _constraint
 from topospread.model.decode_reader import _join, _node_selector_term, _Reader
 from topospread.model.objects import NodeAffinity, NodeSelector, PreferredSchedulingTerm
@@ -423,7 +427,7 @@ def decode_configuration(
         raise ConfigError(source, errors)
     # kube-scheduler builds its profiles after validation; what that refuses is refused
     # here, so that no command runs a configuration kube-scheduler would not start with.
-    problems = score_weight_problems(config)
+    problems = [*score_weight_problems(config), *framework_problems(config)]
     if problems:
         raise ConfigError(source, problems)
     return config

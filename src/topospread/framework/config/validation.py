@@ -28,6 +28,7 @@ from topospread.framework.config.types import (
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesFitArgs,
+    Plugins,
     PluginSet,
     PodTopologySpreadArgs,
     Profile,
@@ -493,6 +494,50 @@ def score_weight_problems(config: SchedulerConfiguration) -> list[str]:
                     ]
                 total = _int64(total + weighted)
     return []
+
+
+def framework_problems(config: SchedulerConfiguration) -> list[str]:
+    """What ``NewFramework`` (pkg/scheduler/framework/runtime/framework.go) refuses once
+    multiPoint is expanded: a profile without exactly one QueueSort plugin, or without a
+    Bind plugin. kube-scheduler does not start with it. Which extension points a plugin
+    from outside the package implements is not known here, so only what is certain
+    either way is refused."""
+    problems = []
+    for profile in config.profiles:
+        name = profile.scheduler_name
+        sorts, maybe_sorts = _expanded(profile.plugins, "queue_sort")
+        binds, maybe_binds = _expanded(profile.plugins, "bind")
+        if sorts > 1 or (sorts + maybe_sorts == 0):
+            problems.append(
+                f"creating profile for scheduler name {name}: only one queue sort plugin "
+                f'required for profile with scheduler name "{name}", but got {sorts}'
+            )
+        if binds + maybe_binds == 0:
+            problems.append(
+                f"creating profile for scheduler name {name}: at least one bind plugin is "
+                f'needed for profile with scheduler name "{name}"'
+            )
+    return problems
+
+
+def _expanded(plugins: Plugins, point: str) -> tuple[int, int]:
+    # (plugins that run at ``point`` after expandMultiPointPlugins, multiPoint plugins
+    # from outside the package that may): the explicit ones, and the multiPoint ones
+    # that implement the point and are not disabled there.
+    plugin_set: PluginSet = getattr(plugins, point)
+    enabled = {ref.name for ref in plugin_set.enabled}
+    disabled = {ref.name for ref in plugin_set.disabled}
+    unknown: set[str] = set()
+    if "*" not in disabled:
+        for ref in plugins.multi_point.enabled:
+            implemented = IN_TREE_PLUGINS.get(ref.name)
+            if ref.name in disabled or ref.name in enabled:
+                continue
+            if implemented is None:
+                unknown.add(ref.name)
+            elif point in implemented:
+                enabled.add(ref.name)
+    return len(enabled), len(unknown)
 
 
 def _validate_extenders(path: str, extenders: Sequence[Extender]) -> list[FieldError]:
