@@ -140,9 +140,20 @@ def test_deployments_spread_over_hundreds_of_nodes(
         conditions = {c["type"]: c["status"] for c in pod["status"].get("conditions") or ()}
         assert conditions.get("PodScheduled") == "True"
     # The endpoints: ready as leader, kube-scheduler's metric names.
-    with urllib.request.urlopen(f"http://127.0.0.1:{app.port}/readyz", timeout=5) as answer:
-        assert answer.status == 200
-        assert "state: leader" in answer.read().decode()
+    base = f"http://127.0.0.1:{app.port}"
+    # As the apiserver's health handlers: "ok", a listing with ?verbose, one check by path.
+    with urllib.request.urlopen(f"{base}/readyz", timeout=5) as answer:
+        assert (answer.status, answer.read()) == (200, b"ok")
+    with urllib.request.urlopen(f"{base}/readyz?verbose", timeout=5) as answer:
+        listing = answer.read().decode()
+    assert "[+]leaderElection ok" in listing
+    assert "state: leader" in listing
+    assert listing.endswith("readyz check passed\n")
+    with urllib.request.urlopen(f"{base}/livez/leaderElection", timeout=5) as answer:
+        assert answer.read() == b"ok"
+    head = urllib.request.Request(f"{base}/metrics", method="HEAD")
+    with urllib.request.urlopen(head, timeout=5) as answer:
+        assert (answer.status, answer.read()) == (200, b"")
     with urllib.request.urlopen(f"http://127.0.0.1:{app.port}/metrics", timeout=5) as answer:
         metrics = answer.read().decode()
     assert (

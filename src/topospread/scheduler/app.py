@@ -1,9 +1,9 @@
 """The scheduler component: its lifecycle, leader election, health and metrics endpoints.
 
-States, each shown on ``/readyz`` and as ``topospread_scheduler_state``:
+States, each shown on ``/readyz?verbose`` and as ``topospread_scheduler_state``:
 
 - ``starting``: the HTTP endpoints are up, the informers not yet started;
-- ``syncing``: the informers list; ``/readyz`` answers 503;
+- ``syncing``: the informers list; ``/readyz`` answers 500;
 - ``standby``: the cache is warm, another replica holds the Lease; ready;
 - ``leader``: this replica holds the Lease and schedules (without leader election it
   goes straight here); ready;
@@ -27,6 +27,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
+from urllib.parse import parse_qs
 
 from topospread.client.transport import Transport
 from topospread.scheduler.heap import HeapKeeper
@@ -258,6 +259,9 @@ class SchedulerApp:
         return checks
 
 
+TEXT = "text/plain; charset=utf-8"
+
+
 def _health_server(app: SchedulerApp, address: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         server_version = "topospread-scheduler"
@@ -265,31 +269,55 @@ def _health_server(app: SchedulerApp, address: str, port: int) -> ThreadingHTTPS
         health_checks: ClassVar[tuple[str, ...]] = ("ping", "leaderElection")
 
         def do_GET(self) -> None:
-            path = self.path.split("?")[0]
-            if path == "/metrics":
-                self._reply(200, app.metrics.exposition(), "text/plain; version=0.0.4")
-                return
-            if path in ("/healthz", "/livez", "/readyz"):
-                checks = app.checks()
-                names = self.health_checks if path != "/readyz" else tuple(checks)
-                ok = all(checks[n][0] for n in names)
-                lines = []
-                for name in names:
-                    passed, detail = checks[name]
-                    lines.append(f"[+]{name} ok" if passed else f"[-]{name} failed: {detail}")
-                verdict = "passed" if ok else "failed"
-                lines += [f"state: {app.state}", f"{path.strip('/')} check {verdict}", ""]
-                body = "\n".join(lines)
-                self._reply(200 if ok else 503, body.encode(), "text/plain; charset=utf-8")
-                return
-            self._reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
+            self._answer(send_body=True)
 
-        def _reply(self, code: int, body: bytes, content_type: str) -> None:
+        def do_HEAD(self) -> None:
+            self._answer(send_body=False)
+
+        def _answer(self, *, send_body: bool) -> None:
+            path, _, query = self.path.partition("?")
+            if path == "/metrics":
+                body = app.metrics.exposition()
+                self._reply(200, body, "text/plain; version=0.0.4", send_body)
+                return
+            endpoint, _, single = path.strip("/").partition("/")
+            if endpoint not in ("healthz", "livez", "readyz"):
+                self._reply(404, b"404 page not found\n", TEXT, send_body)
+                return
+            checks = app.checks()
+            names = self.health_checks if endpoint != "readyz" else tuple(checks)
+            if single:
+                # /readyz/<check>, as the apiserver's healthz handlers serve each check.
+                if single not in names:
+                    self._reply(404, b"404 page not found\n", TEXT, send_body)
+                    return
+                passed, detail = checks[single]
+                answer = "ok" if passed else f"internal server error: {detail}\n"
+                self._reply(200 if passed else 500, answer.encode(), TEXT, send_body)
+                return
+            ok = all(checks[n][0] for n in names)
+            verbose = "verbose" in parse_qs(query, keep_blank_values=True)
+            if ok and not verbose:
+                self._reply(200, b"ok", TEXT, send_body)
+                return
+            # The apiserver's listing (a failed check's reason withheld unless verbose was
+            # asked), then this scheduler's state; 500 when a check fails, as upstream.
+            lines = []
+            for name in names:
+                passed, detail = checks[name]
+                shown = detail if verbose else "reason withheld"
+                lines.append(f"[+]{name} ok" if passed else f"[-]{name} failed: {shown}")
+            verdict = "passed" if ok else "failed"
+            lines += [f"state: {app.state}", f"{endpoint} check {verdict}", ""]
+            self._reply(200 if ok else 500, "\n".join(lines).encode(), TEXT, send_body)
+
+        def _reply(self, code: int, body: bytes, content_type: str, send_body: bool) -> None:
             self.send_response(code)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if send_body:
+                self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
             return

@@ -368,7 +368,8 @@ def topospread_state(port: int) -> str:
     """The state ``topospread scheduler`` shows on ``/readyz`` (``down`` when it does not
     answer)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+        url = f"http://127.0.0.1:{port}/readyz?verbose"
+        with urllib.request.urlopen(url, timeout=2) as answer:
             text = answer.read().decode()
     except urllib.error.HTTPError as error:
         text = error.read().decode()
