@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from topospread.client.source import (
     RESOURCE_SLICES,
 )
 from topospread.client.transport import FakeTransport, Request, Response
+from topospread.engine.loop.loop import Failure
 from topospread.plugins.registry import registry
 from topospread.scheduler.options import options_from_document
 from topospread.scheduler.scheduler import Scheduler
@@ -449,3 +452,20 @@ def test_a_pod_that_waited_at_permit_is_bound_by_a_worker_even_when_answers_come
     senders = transport.sent_by("/binding")
     assert sorted(s.startswith("bind") for s in senders) == [False, True]
     assert threading.current_thread().name in senders
+
+
+def test_a_failure_is_logged_at_kube_schedulers_level_an_error_as_an_error(caplog):
+    api = Api()
+    scheduler = make(api)
+    scheduler.on_add(NODES, api_node("n0", "z0", cpu="1"))
+    scheduler.on_add(PODS, api_pod("big", cpu="8"))
+    info = scheduler.queue.pop(0)
+    with caplog.at_level(logging.INFO, logger="topospread.scheduler"):
+        scheduler.schedule_one(info)
+        scheduler.failed(
+            info, Failure("SchedulerError", "a plugin failed", None, "error"), time.perf_counter()
+        )
+    finish(scheduler)
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if "pod" in r.getMessage()]
+    assert (logging.INFO, "Unable to schedule pod; no fit; waiting") in logged
+    assert (logging.ERROR, "Error scheduling pod; retrying") in logged

@@ -514,10 +514,17 @@ class Scheduler:
         self.metrics.attempt_duration.labels(failure.result, profile).observe(
             time.perf_counter() - start
         )
-        log.info(
-            "unschedulable" if failure.result == "unschedulable" else "scheduling error",
-            extra={"pod": pod.key, "reason": failure.message},
-        )
+        # handleSchedulingFailure's words and levels: a pod that fits nowhere is news
+        # (info), an error is an error (an alert on the level sees it).
+        if failure.result == "unschedulable":
+            log.info(
+                "Unable to schedule pod; no fit; waiting",
+                extra={"pod": pod.key, "reason": failure.message},
+            )
+        else:
+            log.error(
+                "Error scheduling pod; retrying", extra={"pod": pod.key, "reason": failure.message}
+            )
         self._report_failure(pod, info.raw, failure.reason, failure.message, failure.nominate)
 
     def stale(self, result: CycleResult) -> bool:
