@@ -19,9 +19,14 @@ from rich.console import Console
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_FINDINGS",
     "EXIT_INPUT",
+    "EXIT_INTERNAL",
+    "OutputConsole",
     "exit_with_error",
+    "refuse_stdin_twice",
+    "report_error",
     "reports_errors",
     "require_workload",
     "settle_loaded_objects",
@@ -35,6 +40,14 @@ EXIT_FINDINGS = 1
 rebalance plan that cannot balance, a capacity plan that is infeasible."""
 EXIT_INPUT = 2
 """Bad input: options, files, configuration, an unreachable cluster."""
+
+EXIT_INTERNAL = 70
+"""An internal error: a bug, in topospread or in a plugin (sysexits' EX_SOFTWARE)."""
+
+EXIT_BROKEN_PIPE = 141
+"""The reader of standard output went away before the output ended (``| head -1``): 128 +
+SIGPIPE, as a shell reports a command that SIGPIPE ended. Not 1, which says findings or a
+Pending pod."""
 
 
 def report_error(exc: TopospreadError) -> None:
@@ -94,15 +107,6 @@ def require_workload(workload: str | None, workloads: Sized) -> None:
     than a report about nothing."""
     if workload and not len(workloads):
         raise InputError("", message=f"no workload {workload!r} in scope")
-
-
-EXIT_INTERNAL = 70
-"""An internal error: a bug, in topospread or in a plugin (sysexits' EX_SOFTWARE)."""
-
-EXIT_BROKEN_PIPE = 141
-"""The reader of standard output went away before the output ended (``| head -1``): 128 +
-SIGPIPE, as a shell reports a command that SIGPIPE ended. Not 1, which says findings or a
-Pending pod."""
 
 
 class OutputConsole(Console):

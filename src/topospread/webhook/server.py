@@ -43,6 +43,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from topospread.errors import TopospreadError
+from topospread.io.manifests import GENERATED_SUFFIX
 from topospread.webhook.review import (
     AdmissionRequest,
     Policy,
@@ -313,4 +314,4 @@ def _object_name(request: AdmissionRequest) -> str:
         return request.name
     meta = (request.object or {}).get("metadata")
     generate = meta.get("generateName") if isinstance(meta, dict) else None
-    return f"{generate}(generateName)" if isinstance(generate, str) and generate else ""
+    return f"{generate}{GENERATED_SUFFIX}" if isinstance(generate, str) and generate else ""
