@@ -50,7 +50,8 @@ def _post(
         with urllib.request.urlopen(request, context=context, timeout=10) as answer:
             return answer.status, answer.read()
     except urllib.error.HTTPError as error:
-        return error.code, error.read()
+        with error:
+            return error.code, error.read()
 
 
 def _review(certificates: Certificates, url: str, obj: dict) -> dict:

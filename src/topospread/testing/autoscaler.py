@@ -349,7 +349,9 @@ class _Processes:
                         return
                     last = f"HTTP {response.status}"
             except urllib.error.HTTPError as error:
-                last = f"HTTP {error.code}: {error.read(500).decode(errors='replace').strip()}"
+                with error:  # it holds the answer's socket (see ControlPlane._wait_ready)
+                    detail = error.read(500).decode(errors="replace").strip()
+                last = f"HTTP {error.code}: {detail}"
             except OSError as error:
                 last = str(error)
             if time.monotonic() > deadline:

@@ -372,7 +372,8 @@ def topospread_state(port: int) -> str:
         with urllib.request.urlopen(url, timeout=2) as answer:
             text = answer.read().decode()
     except urllib.error.HTTPError as error:
-        text = error.read().decode()
+        with error:  # it holds the answer's socket (see ControlPlane._wait_ready)
+            text = error.read().decode()
     except OSError:
         return "down"
     for line in text.splitlines():

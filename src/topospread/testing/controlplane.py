@@ -541,7 +541,11 @@ class ControlPlane:
                         return
                     last = f"HTTP {response.status}"
             except urllib.error.HTTPError as error:
-                body = error.read().decode(errors="replace")
+                # Closed here: an HTTPError holds the answer's socket, and one left to the
+                # garbage collector (a reference cycle) warns "unclosed <ssl.SSLSocket>" in
+                # whatever code runs when it is collected (a restart answers 500 for seconds).
+                with error:
+                    body = error.read().decode(errors="replace")
                 last = f"HTTP {error.code}: {_failing_checks(body)}"
             except (OSError, ssl.SSLError) as error:
                 last = str(error)
