@@ -2,24 +2,32 @@
 
 Writes travel to the child and come back with the API server's own answer; reads stay
 local; a child that dies fails the writes it held and is started again; an unreachable
-server is one line naming it; closing lets every child exit.
+server is one line naming it; closing lets every child exit. A write's follow-up is
+rendered and sent by the child once the write succeeded, and never after a failure.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
+import struct
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+from topospread.client import write_process
+from topospread.client.chained import FollowUp
 from topospread.client.config import connect
+from topospread.client.events import event_request
 from topospread.client.transport import Request, Response
 from topospread.client.write_process import ConnectionSettings, WriteProcessTransport
-from topospread.errors import ClusterUnreachable
+from topospread.errors import ClusterError, ClusterUnreachable
 from topospread.testing.scheduling import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -284,3 +292,194 @@ def thread_affinities(pid: int) -> set[int]:
     for task in os.listdir(f"/proc/{pid}/task"):
         cores |= os.sched_getaffinity(int(task))
     return cores
+
+
+# -- a write with a follow-up (client/chained.py) ----------------------------------------
+
+
+class Outcomes:
+    """Records, in order, the first write's answer and the follow-up's fate."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, object]] = []
+        self.follow_up_settled = threading.Event()
+
+    def first(self, answer: object) -> None:
+        self.seen.append(("first", answer))
+
+    def follow_up(self, token: object, answer: object) -> None:
+        self.seen.append(("follow-up", (token, answer)))
+        self.follow_up_settled.set()
+
+
+def event_about(name: str, outcomes: Outcomes, note: str) -> FollowUp:
+    """A follow-up that posts an Event about the ConfigMap ``name``."""
+    regarding = ("ConfigMap", "v1", "default", name, "")
+    args = ("topospread-test", "topospread-test-host", "Normal", "Written", "Write", note)
+    args += (regarding,)
+    return FollowUp(event_request, args, outcomes.follow_up)
+
+
+def events_with_note(transport: WriteProcessTransport, note: str) -> list[dict]:
+    listing = transport.send(Request("GET", "/apis/events.k8s.io/v1/namespaces/default/events"))
+    return [e for e in json.loads(listing.data)["items"] if e.get("note") == note]
+
+
+@pytest.fixture(params=["http/2 from one thread", "urllib3 threads"])
+def chaining_writes(request, admin_kubeconfig, tmp_path) -> Iterator[WriteProcessTransport]:
+    """Write processes of both kinds: the HTTP/2 sender, and the urllib3 threads a
+    kubeconfig with a TLS server name gets (one the API server's certificate names)."""
+    kubeconfig = admin_kubeconfig
+    if request.param == "urllib3 threads":
+        config = yaml.safe_load(admin_kubeconfig.read_text())
+        config["clusters"][0]["cluster"]["tls-server-name"] = "localhost"
+        kubeconfig = tmp_path / "tls-server-name.kubeconfig"
+        kubeconfig.write_text(json.dumps(config))
+    transport = WriteProcessTransport(
+        connect(kubeconfig).transport, ConnectionSettings(str(kubeconfig))
+    )
+    yield transport
+    transport.close()
+
+
+def test_a_follow_up_is_rendered_and_sent_by_the_child_once_its_write_succeeded(
+    chaining_writes, unique_name
+):
+    name = unique_name("followed")
+    outcomes = Outcomes()
+    request = Request("POST", "/api/v1/namespaces/default/configmaps", body=config_map(name))
+    before = time.time()
+
+    assert chaining_writes.send_async_then(
+        request, outcomes.first, event_about(name, outcomes, f"wrote {name}")
+    )
+    assert outcomes.follow_up_settled.wait(10)
+
+    (_, first), (_, (token, answer)) = outcomes.seen
+    assert [kind for kind, _ in outcomes.seen] == ["first", "follow-up"]
+    assert isinstance(first, Response)
+    assert first.status == 201
+    assert isinstance(answer, Response)
+    assert answer.status == 201
+    event_name, sent_at = token
+    assert event_name.startswith(f"{name}.")
+    assert before <= sent_at <= time.time()
+    (event,) = events_with_note(chaining_writes, f"wrote {name}")
+    assert event["metadata"]["name"] == event_name
+    assert event["regarding"] == {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "namespace": "default",
+        "name": name,
+    }
+    assert event["reportingController"] == "topospread-test"
+    assert event["reportingInstance"] == "topospread-test-host"
+    assert (event["type"], event["reason"], event["action"]) == ("Normal", "Written", "Write")
+    assert chaining_writes.in_flight == 0
+
+
+def test_the_follow_up_of_a_refused_write_is_not_sent(chaining_writes, unique_name):
+    name = unique_name("refused")
+    assert post(chaining_writes, name) == 201
+    outcomes = Outcomes()
+    request = Request("POST", "/api/v1/namespaces/default/configmaps", body=config_map(name))
+
+    chaining_writes.send_async_then(
+        request, outcomes.first, event_about(name, outcomes, f"twice {name}")
+    )
+    assert outcomes.follow_up_settled.wait(10)
+
+    # Told before the write's own answer, which finds the follow-up settled.
+    (_, (token, answer)), (_, first) = outcomes.seen
+    assert (token, answer) == (None, None)
+    assert isinstance(first, Response)
+    assert first.status == 409
+    assert events_with_note(chaining_writes, f"twice {name}") == []
+    assert chaining_writes.in_flight == 0
+
+
+def test_a_follow_up_that_cannot_be_rendered_comes_back_as_an_error(
+    chaining_writes, unique_name
+):
+    name = unique_name("unrendered")
+    outcomes = Outcomes()
+    request = Request("POST", "/api/v1/namespaces/default/configmaps", body=config_map(name))
+    broken = FollowUp(event_request, ("too", "few"), outcomes.follow_up)
+
+    chaining_writes.send_async_then(request, outcomes.first, broken)
+    assert outcomes.follow_up_settled.wait(10)
+
+    (_, first), (_, (token, answer)) = outcomes.seen
+    assert isinstance(first, Response)
+    assert first.status == 201
+    assert token is None
+    assert isinstance(answer, ClusterError)
+    assert "cannot render a follow-up write" in str(answer)
+
+
+def test_a_follow_up_lost_with_its_child_after_the_write_succeeded_is_reported_lost(
+    admin_kubeconfig,
+):
+    # The child's answers are played by the test: the write's success, then the pipe
+    # closes before the follow-up's answer (the child exited), as a SIGKILL at that
+    # moment would leave it.
+    transport = WriteProcessTransport(
+        connect(admin_kubeconfig).transport, ConnectionSettings(str(admin_kubeconfig))
+    )
+    transport.close()
+    outcomes = Outcomes()
+    follow_up = event_about("lost", outcomes, "never")
+    child = PlayedChild()
+    first_id, follow_up_id = 7, 8
+    child.pending[first_id] = write_process._Chained(outcomes.first, follow_up, follow_up_id)
+    child.answer(first_id, (201, b"", {}))
+    child.exit()
+
+    transport._read_answers(child)  # type: ignore[arg-type]
+
+    (_, first), (_, (token, answer)) = outcomes.seen
+    assert isinstance(first, Response)
+    assert first.status == 201
+    assert token is None
+    assert isinstance(answer, ClusterUnreachable)
+    assert "the write process exited with status -9" in str(answer)
+
+
+def test_a_write_and_its_follow_up_lost_with_their_child_fail_the_write_only(admin_kubeconfig):
+    transport = WriteProcessTransport(
+        connect(admin_kubeconfig).transport, ConnectionSettings(str(admin_kubeconfig))
+    )
+    transport.close()
+    outcomes = Outcomes()
+    child = PlayedChild()
+    child.pending[7] = write_process._Chained(
+        outcomes.first, event_about("lost", outcomes, "never"), 8
+    )
+    child.exit()
+
+    transport._read_answers(child)  # type: ignore[arg-type]
+
+    (_, (token, answer)), (_, first) = outcomes.seen
+    assert (token, answer) == (None, None)
+    assert isinstance(first, ClusterUnreachable)
+
+
+class PlayedChild:
+    """Stands in for a write process: the answers the test writes, then an exit by SIGKILL."""
+
+    def __init__(self) -> None:
+        read, self._write = os.pipe()
+        self.reader = open(read, "rb")  # noqa: SIM115 - closed by _read_answers
+        self.pending: dict[int, object] = {}
+        self.process = self
+        self.index = 0
+
+    def answer(self, request_id: int, result: object) -> None:
+        data = pickle.dumps((request_id, result))
+        os.write(self._write, struct.pack("!I", len(data)) + data)
+
+    def exit(self) -> None:
+        os.close(self._write)
+
+    def wait(self) -> int:
+        return -9

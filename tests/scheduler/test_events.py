@@ -1,5 +1,6 @@
-"""The Event recorder: one Event per occurrence, a series for repeats, and an Event the
-server refused posted anew."""
+"""The Event recorder: one Event per occurrence, a series for repeats, an Event the
+server refused posted anew, and an Event that follows a write (the Scheduled Event after
+its Binding) answered as the others are."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from topospread.client.transport import FakeTransport, Request, Response
 from topospread.errors import ClusterUnreachable, TransportClosed
 from topospread.scheduler import api as api_module
-from topospread.scheduler.api import EventRecorder
+from topospread.scheduler.api import EventRecorder, RateLimitedTransport
 from topospread.testing import make_pod
 
 
@@ -244,3 +245,94 @@ def test_an_outage_that_fails_many_events_at_once_is_one_line_counting_them(monk
     assert len(lines) == 1
     assert lines[0].startswith("cannot post 1 event (may retry after sleeping)")
     assert recorder.pending == 200  # all waiting for their next try
+
+
+# -- an Event that follows a write (client/chained.py) -------------------------------------
+
+
+def _sent(follow_up, transport) -> tuple[object, object]:
+    """What a write process does with a follow-up once its write succeeded: render it,
+    send it, and hand back its token with the answer."""
+    request, token = follow_up.render(*follow_up.args)
+    return token, transport.send(request)
+
+
+def test_an_event_can_follow_a_write_and_is_answered_as_the_async_lanes_events_are():
+    transport = HeldAnswers(Api())
+    recorder = _recorder(transport)
+    follow_up = recorder.follow_up("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    assert follow_up is not None
+    assert recorder.pending == 1  # in flight until its fate is told
+    assert transport.requests == []  # rendered where the write is sent, not here
+
+    follow_up.done(*_sent(follow_up, transport))
+
+    assert recorder.posted == 1
+    assert recorder.pending == 0
+    ((method, event),) = _writes(transport)
+    assert method == "POST"
+    assert event["metadata"]["name"].startswith("web-1.")
+    assert (event["reportingController"], event["reportingInstance"]) == ("ts", "ts-host-a")
+    assert (event["reason"], event["action"], event["note"]) == ("Scheduled", "Binding", "assigned")
+    # Remembered for a series, as an Event posted after the answer would be.
+    recorder.event("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    recorder.flush()
+    assert transport.answer() == 1
+    assert [m for m, _ in _writes(transport)] == ["POST", "PATCH"]
+    recorder.stop()
+
+
+def test_an_event_whose_write_failed_is_not_sent_and_says_so():
+    transport = HeldAnswers(Api())
+    recorder = _recorder(transport)
+    told: list[str] = []
+    follow_up = recorder.follow_up(
+        "ts", POD, "Normal", "Scheduled", "Binding", "assigned", not_sent=lambda: told.append("!")
+    )
+    assert follow_up is not None
+
+    follow_up.done(None, None)
+
+    assert told == ["!"]
+    assert recorder.pending == 0
+    assert recorder.posted == 0
+    assert transport.requests == []
+    recorder.stop()
+
+
+def test_a_follow_up_event_the_server_could_not_be_reached_for_is_tried_again_under_its_name(
+    monkeypatch,
+):
+    monkeypatch.setattr(api_module, "RETRY_SLEEP", 0.05)
+    api = Unreachable(outage=1)
+    transport = AnsweredAtOnce(api)
+    recorder = _recorder(transport)
+    follow_up = recorder.follow_up("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    assert follow_up is not None
+    request, token = follow_up.render(*follow_up.args)
+    try:
+        transport.send(request)
+    except ClusterUnreachable as error:
+        follow_up.done(token, error)
+
+    assert _wait(lambda: recorder.posted == 1)
+    recorder.stop()
+    names = [body["metadata"]["name"] for _, body in _writes(transport)]
+    assert len(names) == 2
+    assert names[0] == names[1]  # the same Event, tried again
+
+
+def test_an_event_does_not_follow_a_write_when_it_continues_a_series_or_has_no_token():
+    transport = HeldAnswers(Api())
+    recorder = _recorder(transport)
+    recorder.event("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    transport.answer()
+    # A repeat of an Event posted in the last 6 minutes is a PATCH of its series.
+    assert recorder.follow_up("ts", POD, "Normal", "Scheduled", "Binding", "assigned") is None
+
+    limited = RateLimitedTransport(HeldAnswers(Api()), qps=0.001, burst=1)
+    assert limited.take_now()  # the only token
+    assert _recorder(limited).follow_up("ts", POD, "Normal", "Scheduled", "Binding", "a") is None
+    # A transport that must be waited for sends no write with a follow-up.
+    assert _recorder(FakeTransport(Api())).follow_up("ts", POD, "N", "S", "B", "a") is None
+    recorder.stop()

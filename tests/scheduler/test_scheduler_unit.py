@@ -88,6 +88,29 @@ class AnsweredLater:
         return [thread for path, thread in self.senders if path.endswith(suffix)]
 
 
+class AnsweredLaterWithFollowUps(AnsweredLater):
+    """:class:`AnsweredLater` that chains a follow-up to a write, as the write processes
+    do: rendered and sent on the ``answers`` thread once the write's answer is a
+    success; recorded as sent by ``write process``."""
+
+    chains = True
+
+    def send_async_then(self, request: Request, done: Callable, follow_up) -> bool:
+        def answered(answer: Response) -> None:
+            if answer.status >= 300:
+                follow_up.done(None, None)
+                done(answer)
+                return
+            done(answer)
+            then, token = follow_up.render(*follow_up.args)
+            self.senders.append((then.path, "write process"))
+            follow_up.done(token, self.fake.send(then))
+
+        self.senders.append((request.path, threading.current_thread().name))
+        self._answers.put((request, answered))
+        return True
+
+
 def make(api: Api, *, answered_later: bool = False) -> Scheduler:
     options = options_from_document(
         {
@@ -435,6 +458,56 @@ def test_a_bind_answered_later_holds_no_worker_and_finishes_where_the_answer_com
     assert all(n.startswith("Successfully assigned default/p") for n in notes)
     assert scheduler.scheduled == 3
     assert scheduler.metrics.binds.labels("bound")._value.get() == 3
+
+
+def test_the_scheduled_event_follows_its_binding_from_the_write_process_and_only_then():
+    api = Api()
+    options = make(api).options
+    transport = AnsweredLaterWithFollowUps(api)
+    scheduler = Scheduler(transport, options, seed=1)
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    for i in range(3):
+        scheduler.on_add(PODS, api_pod(f"p{i}"))
+    for _ in range(3):
+        scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+
+    assert transport.sent_by("/events") == ["write process"] * 3
+    events = [json.loads(r.body) for r in api.by_path("/events")]
+    targets = {
+        json.loads(r.body)["metadata"]["name"]: json.loads(r.body)["target"]["name"]
+        for r in api.by_path("/binding")
+    }
+    assert sorted(e["note"] for e in events) == sorted(
+        f"Successfully assigned default/{name} to {node}" for name, node in targets.items()
+    )
+    assert {(e["reportingController"], e["reason"], e["action"]) for e in events} == {
+        ("ts", "Scheduled", "Binding")
+    }
+    assert scheduler.events.posted == 3
+    assert scheduler.events.pending == 0
+    assert scheduler.scheduled == 3
+    assert scheduler._scheduled_with_bind == set()
+
+
+@pytest.mark.parametrize(
+    ("status", "reasons"), [(409, []), (500, ["FailedScheduling"])], ids=["gone", "error"]
+)
+def test_a_binding_that_fails_has_no_scheduled_event_after_it(status, reasons):
+    api = Api(bind_status=status)
+    transport = AnsweredLaterWithFollowUps(api)
+    scheduler = Scheduler(transport, make(api).options, seed=1)
+    scheduler.on_add(NODES, api_node("n0", "z0"))
+    scheduler.on_add(PODS, api_pod("p"))
+    scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+
+    assert len(api.by_path("/binding")) == 1
+    wait_for(lambda: len(api.by_path("/events")) == len(reasons), 5, 0.01, "the Events")
+    assert [json.loads(r.body)["reason"] for r in api.by_path("/events")] == reasons
+    assert scheduler.events.pending == 0
+    assert scheduler._scheduled_with_bind == set()
 
 
 def test_a_pod_that_waited_at_permit_is_bound_by_a_worker_even_when_answers_come_later():

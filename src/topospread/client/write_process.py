@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import IO, Any, Final
 
+from topospread.client.chained import FollowUp, Render
 from topospread.client.cpus import pin_this_process
 from topospread.client.multiplexed import MultiplexedSender, unsupported
 from topospread.client.transport import Answer, KubeTransport, Request, Response
@@ -138,6 +139,28 @@ class _Waiter:
         return self.arrived.acquire(timeout=timeout)
 
 
+class _Chained:
+    """A write with a follow-up (:meth:`WriteProcessTransport.send_async_then`): waiting
+    for the write's answer, then (``armed``, the write succeeded) for the follow-up's,
+    under the follow-up's own request id."""
+
+    __slots__ = ("armed", "done", "follow_up", "follow_up_id")
+
+    def __init__(self, done: Answer, follow_up: FollowUp, follow_up_id: int) -> None:
+        self.done = done
+        self.follow_up = follow_up
+        self.follow_up_id = follow_up_id
+        self.armed = False
+
+    def fail(self, error: ClusterError) -> None:
+        """Neither answer will come (the child exited, or the answer is too late)."""
+        if self.armed:
+            _follow_up_done(self.follow_up, None, error)
+            return
+        _follow_up_done(self.follow_up, None, None)
+        _settle(self.done, error)
+
+
 class _Child:
     """One writing process, the pipes to it, and the thread that reads its answers."""
 
@@ -162,7 +185,7 @@ class _Child:
         self.writer = open(to_child_write, "wb")  # noqa: SIM115 - closed by close()
         self.reader = open(from_child_read, "rb")  # noqa: SIM115 - closed by the reading thread
         self.lock = threading.Lock()
-        self.pending: dict[int, _Waiter | Answer] = {}
+        self.pending: dict[int, _Waiter | Answer | _Chained] = {}
         self.started = time.monotonic()
 
     def close_writer(self) -> None:
@@ -255,6 +278,28 @@ class WriteProcessTransport:
         if request.method in READ_METHODS:
             raise ValueError("send_async is for writes")
         request_id, child = self._hand_over(request, done, brief=True)
+        self._expire_later(child, request_id)
+        return True
+
+    @property
+    def chains(self) -> bool:
+        """Always: every child can send a follow-up."""
+        return True
+
+    def send_async_then(self, request: Request, done: Answer, follow_up: FollowUp) -> bool:
+        """:meth:`send_async` of ``request``, and ``follow_up`` rendered and sent by the same
+        child once ``request``'s answer is a success (always True; see
+        :class:`~topospread.client.chained.ChainedWrites`)."""
+        if request.method in READ_METHODS:
+            raise ValueError("send_async_then is for writes")
+        follow_up_id = next(self._ids)
+        chained = _Chained(done, follow_up, follow_up_id)
+        then = (follow_up_id, follow_up.render, follow_up.args)
+        request_id, child = self._hand_over(request, chained, brief=True, then=then)
+        self._expire_later(child, request_id)
+        return True
+
+    def _expire_later(self, child: _Child, request_id: int) -> None:
         self._deadlines.append((time.monotonic() + self.answer_timeout, child, request_id))
         if self._expiring is None:
             with self._state:
@@ -263,7 +308,6 @@ class WriteProcessTransport:
                         target=self._expire, name="write-process-timeouts", daemon=True
                     )
                     self._expiring.start()
-        return True
 
     def _expire(self) -> None:
         """Once a second, fail the writes sent without waiting whose answer is later than
@@ -282,7 +326,12 @@ class WriteProcessTransport:
                     )
 
     def _hand_over(
-        self, request: Request, answer: _Waiter | Answer, *, brief: bool
+        self,
+        request: Request,
+        answer: _Waiter | Answer | _Chained,
+        *,
+        brief: bool,
+        then: tuple[int, Render, tuple[object, ...]] | None = None,
     ) -> tuple[int, _Child]:
         request_id = next(self._ids)
         with self._state:
@@ -294,7 +343,7 @@ class WriteProcessTransport:
         try:
             # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
             fields = (request.method, request.path, request.query, request.body)
-            frame = (request_id, ((*fields, request.content_type), brief))
+            frame = (request_id, ((*fields, request.content_type), brief, then))
             _write_frame(child.writer, child.lock, frame)
         except (OSError, ValueError):
             child.pending.pop(request_id, None)
@@ -316,9 +365,34 @@ class WriteProcessTransport:
     def _read_answers(self, child: _Child) -> None:
         for request_id, answer in _read_frames(child.reader):
             waiting = child.pending.pop(request_id, None)
-            if waiting is not None:
+            if waiting is None:
+                continue
+            if type(waiting) is not _Chained:
                 # (status, body, headers), or the ClusterError the child's send raised.
                 _settle(waiting, answer if isinstance(answer, ClusterError) else Response(*answer))
+                continue
+            if waiting.armed:
+                # A follow-up's answer: (its render's token, the answer).
+                token, result = answer
+                _follow_up_done(
+                    waiting.follow_up,
+                    token,
+                    result if isinstance(result, ClusterError) else Response(*result),
+                )
+                continue
+            result = answer if isinstance(answer, ClusterError) else Response(*answer)
+            if isinstance(result, ClusterError) or result.status >= 300:
+                # The child sends no follow-up after a failure; told first, so that the
+                # first write's own answer finds its follow-up settled.
+                _follow_up_done(waiting.follow_up, None, None)
+                _settle(waiting.done, result)
+                continue
+            # Its follow-up's answer comes later on this same pipe.
+            waiting.armed = True
+            with self._state:
+                child.pending[waiting.follow_up_id] = waiting
+            self._expire_later(child, waiting.follow_up_id)
+            _settle(waiting.done, result)
         child.reader.close()
         status = child.process.wait()
         with self._state:
@@ -365,14 +439,28 @@ class WriteProcessTransport:
         self.local.close()
 
 
-def _settle(waiting: _Waiter | Answer, result: Response | ClusterError) -> None:
+def _settle(waiting: _Waiter | Answer | _Chained, result: Response | ClusterError) -> None:
     if isinstance(waiting, _Waiter):
         waiting.settle(result)
+        return
+    if isinstance(waiting, _Chained):
+        # Only failures reach a chained write here (an answer that never came).
+        assert isinstance(result, ClusterError)
+        waiting.fail(result)
         return
     try:
         waiting(result)
     except Exception:  # the reading thread must go on for the other writes
         log.exception("a write's completion failed")
+
+
+def _follow_up_done(
+    follow_up: FollowUp, token: object | None, answer: Response | ClusterError | None
+) -> None:
+    try:
+        follow_up.done(token, answer)
+    except Exception:  # the reading thread must go on for the other writes
+        log.exception("a follow-up's completion failed")
 
 
 class _AnswerWriter:
@@ -433,20 +521,56 @@ def _serve_multiplexed(
     transport: KubeTransport, requests: io.BufferedReader, writer: _AnswerWriter, parent: int
 ) -> None:
     """Every write from this thread over HTTP/2 (:mod:`topospread.client.multiplexed`)."""
-    sender = MultiplexedSender(transport.api_client, transport.timeout, writer.put)
+    follow_ups: dict[int, _Then] = {}
+    """A write's follow-up, by the write's request id, until the write is answered."""
+    tokens: dict[int, object] = {}
+    """A follow-up's token, by its request id, until it is answered."""
+
+    def answer(request_id: int, result: object) -> None:
+        if tokens and request_id in tokens:
+            writer.put(request_id, (tokens.pop(request_id), result))
+            return
+        writer.put(request_id, result)
+        then = follow_ups.pop(request_id, None) if follow_ups else None
+        if then is None or not _succeeded(result) or os.getppid() != parent:
+            return
+        follow_up_id, render, args = then
+        try:
+            request, token = render(*args)
+        except Exception as error:  # the parent is told, and the other writes go on
+            writer.put(follow_up_id, (None, _render_failed(transport, error)))
+            return
+        tokens[follow_up_id] = token
+        sender.submit(follow_up_id, request, True)
+
+    sender = MultiplexedSender(transport.api_client, transport.timeout, answer)
 
     def read() -> None:
         try:
-            for request_id, (fields, brief) in _read_frames(requests):
+            for request_id, (fields, brief, then) in _read_frames(requests):
                 # A parent that died (SIGKILL, a lost Lease) no longer decides anything:
                 # the writes still in the pipe are its stale decisions, so they are not sent.
                 if os.getppid() == parent:
+                    if then is not None:
+                        follow_ups[request_id] = then
                     sender.submit(request_id, Request(*fields), brief)
         finally:
             sender.close()
 
     threading.Thread(target=read, name="requests", daemon=True).start()
     sender.run()
+
+
+_Then = tuple[int, Render, tuple[object, ...]]
+"""A follow-up as it crosses the pipe: its request id, its render and the render's args."""
+
+
+def _succeeded(result: object) -> bool:
+    return isinstance(result, tuple) and 200 <= result[0] < 300
+
+
+def _render_failed(transport: KubeTransport, error: Exception) -> ClusterError:
+    return ClusterError(f"{transport.server}: cannot render a follow-up write: {error}")
 
 
 def _serve_on_threads(
@@ -460,26 +584,36 @@ def _serve_on_threads(
     kubeconfig with a proxy or a TLS server name, which the multiplexed sender does not
     apply)."""
 
-    def answer(request_id: int, request: Request, brief: bool) -> None:
-        if os.getppid() != parent:
-            return  # a dead parent's stale decision, as above
-        result: tuple[int, bytes, Mapping[str, str]] | ClusterError
+    def send(request: Request, brief: bool) -> tuple[int, bytes, Mapping[str, str]] | ClusterError:
         try:
             response = transport.send(request)
-            if brief and response.status < 300:
-                # send_async: the caller reads the body of an error only.
-                result = (response.status, b"", {})
-            else:
-                result = (response.status, response.data, response.headers)
         except ClusterError as error:
-            result = error
+            return error
         except Exception as error:  # every failure must reach the caller
-            result = ClusterUnreachable(f"cannot connect to {transport.server}: {error}")
+            return ClusterUnreachable(f"cannot connect to {transport.server}: {error}")
+        if brief and response.status < 300:
+            # send_async: the caller reads the body of an error only.
+            return (response.status, b"", {})
+        return (response.status, response.data, response.headers)
+
+    def answer(request_id: int, request: Request, brief: bool, then: _Then | None) -> None:
+        if os.getppid() != parent:
+            return  # a dead parent's stale decision, as above
+        result = send(request, brief)
         writer.put(request_id, result)
+        if then is None or not _succeeded(result) or os.getppid() != parent:
+            return
+        follow_up_id, render, args = then
+        try:
+            follow_up, token = render(*args)
+        except Exception as error:  # the parent is told, and the other writes go on
+            writer.put(follow_up_id, (None, _render_failed(transport, error)))
+            return
+        writer.put(follow_up_id, (token, send(follow_up, True)))
 
     with ThreadPoolExecutor(threads, thread_name_prefix="write") as executor:
-        for request_id, (fields, brief) in _read_frames(requests):
-            executor.submit(answer, request_id, Request(*fields), brief)
+        for request_id, (fields, brief, then) in _read_frames(requests):
+            executor.submit(answer, request_id, Request(*fields), brief, then)
 
 
 def main(argv: list[str]) -> int:

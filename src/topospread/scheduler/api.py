@@ -26,6 +26,8 @@ from typing import Any, Final
 
 import orjson
 
+from topospread.client.chained import ChainedWrites, FollowUp
+from topospread.client.events import ObjectReference, event_request
 from topospread.client.transport import Answer, AsyncWrites, Request, Response, Transport
 from topospread.errors import ClusterError, TransportClosed
 from topospread.model.objects import Pod
@@ -60,6 +62,10 @@ part of that, so that clients do not retry in step after an outage); one it answ
 an error is not."""
 
 
+def _pod_reference(pod: Pod) -> ObjectReference:
+    return ("Pod", "v1", pod.namespace, pod.name, pod.metadata.uid)
+
+
 def truncate_message(message: str) -> str:
     """``truncateMessage`` of ``schedule_one.go``: at most 1024 bytes, ending `` ...``."""
     if len(message) <= NOTE_LENGTH_LIMIT:
@@ -74,6 +80,7 @@ class RateLimitedTransport:
     def __init__(self, inner: StreamingTransport, qps: float, burst: int) -> None:
         self.inner = inner
         self._async_inner = inner if isinstance(inner, AsyncWrites) and inner.sends_async else None
+        self._chained_inner = inner if isinstance(inner, ChainedWrites) and inner.chains else None
         self.qps = qps
         self.burst = max(1, burst)
         self._tokens = float(self.burst)
@@ -97,7 +104,7 @@ class RateLimitedTransport:
         if wait > 0:
             time.sleep(wait)
 
-    def _take_at_once(self) -> bool:
+    def take_now(self) -> bool:
         """A token if one is there now, without waiting."""
         if self.qps <= 0:
             return True
@@ -120,9 +127,23 @@ class RateLimitedTransport:
         """Through the inner transport's ``send_async`` when it has one and a token is
         there now; False otherwise (``send`` waits for the token)."""
         inner = self._async_inner
-        if inner is None or not self._take_at_once():
+        if inner is None or not self.take_now():
             return False
         return inner.send_async(request, done)
+
+    @property
+    def chains(self) -> bool:
+        """Whether the inner transport can chain a follow-up to a write
+        (:class:`~topospread.client.chained.ChainedWrites`)."""
+        return self._chained_inner is not None
+
+    def send_async_then(self, request: Request, done: Answer, follow_up: FollowUp) -> bool:
+        """:meth:`send_async` with a follow-up; the follow-up's own token is the caller's
+        to take (from the limiter of the client that would send it)."""
+        inner = self._chained_inner
+        if inner is None or not self.take_now():
+            return False
+        return inner.send_async_then(request, done, follow_up)
 
     def close(self) -> None:
         """Close the inner transport (when it can be closed)."""
@@ -505,36 +526,76 @@ class EventRecorder:
         self, item: EventItem, now: float, name: str | None = None
     ) -> tuple[str, Request]:
         controller, pod, event_type, reason, action, note, related = item
-        name = name or f"{pod.name}.{time.time_ns():x}"
-        body: dict[str, Any] = {
-            "apiVersion": "events.k8s.io/v1",
-            "kind": "Event",
-            "metadata": {"name": name, "namespace": pod.namespace},
-            "eventTime": micro_time(now),
-            "reportingController": controller,
-            "reportingInstance": f"{controller}-{self.hostname}",
-            "action": action,
-            "reason": reason,
-            "type": event_type,
-            "note": note,
-            "regarding": {
-                "kind": "Pod",
-                "apiVersion": "v1",
-                "namespace": pod.namespace,
-                "name": pod.name,
-                "uid": pod.metadata.uid,
-            },
-        }
-        if related is not None:
-            body["related"] = {
-                "kind": "Pod",
-                "apiVersion": "v1",
-                "namespace": related.namespace,
-                "name": related.name,
-                "uid": related.metadata.uid,
-            }
-        path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
-        return name, Request("POST", path, body=orjson.dumps(body))
+        request, (name, _) = event_request(
+            controller,
+            f"{controller}-{self.hostname}",
+            event_type,
+            reason,
+            action,
+            note,
+            _pod_reference(pod),
+            _pod_reference(related) if related is not None else None,
+            now,
+            name,
+        )
+        return name, request
+
+    # -- Events that follow a write (client/chained.py) ------------------------------------
+
+    def follow_up(
+        self,
+        controller: str,
+        pod: Pod,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        *,
+        not_sent: Callable[[], object] | None = None,
+    ) -> FollowUp | None:
+        """An Event about ``pod`` to be posted as the follow-up of a write
+        (:class:`~topospread.client.chained.FollowUp`): rendered and sent by the write
+        process once the write succeeded, then answered here as the async lane's Events
+        are (counted in :attr:`pending`, tried again after a failure, remembered for a
+        series). ``not_sent`` is called when the write failed and the Event was not sent.
+        None when the Event cannot go that way now: no write process, a series to
+        continue, the lane full, or no token from the Events' rate limiter (then it is
+        recorded with :meth:`event` as usual)."""
+        if self._sender is None:
+            return None
+        item: EventItem = (controller, pod, event_type, reason, action, note, None)
+        take_now = getattr(self.transport, "take_now", None)
+        with self._lock:
+            if self._stopping or self._in_flight >= self._lane_width:
+                return None
+            previous = self._posted.get(self._key(item))
+            if previous is not None and time.time() - previous.first < SERIES_WINDOW:
+                return None
+            if take_now is not None and not take_now():
+                return None
+            self._in_flight += 1
+
+        def done(token: object | None, answer: Response | ClusterError | None) -> None:
+            if answer is None:
+                if not_sent is not None:
+                    not_sent()
+            elif isinstance(answer, ClusterError):
+                first = token if isinstance(token, tuple) else None
+                self._failed(item, 1, answer, first)
+            elif isinstance(token, tuple):
+                self._answered(item, token[0], token[1], answer)
+            self._next()
+
+        args = (
+            controller,
+            f"{controller}-{self.hostname}",
+            event_type,
+            reason,
+            action,
+            note,
+            _pod_reference(pod),
+        )
+        return FollowUp(event_request, args, done)
 
     def _answered(self, item: EventItem, name: str, now: float, response: Response) -> None:
         """A new Event's answer: remembered for its series when posted."""

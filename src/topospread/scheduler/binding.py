@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import orjson
 
+from topospread.client.chained import ChainedWrites, FollowUp
 from topospread.client.source import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Resource
 from topospread.client.transport import (
     AsyncWrites,
@@ -82,6 +83,17 @@ class ApiBinding:
         self.poll_interval = poll_interval
         self.on_bind = on_bind
         """Told each Binding's outcome: ``bound``, ``conflict`` or ``error`` (a metric)."""
+        self._chained_sender = (
+            transport if isinstance(transport, ChainedWrites) and transport.chains else None
+        )
+        self.follow_bind: Callable[[Pod, str], FollowUp | None] | None = None
+        """Asked, for each Binding sent without waiting, for a write to follow it once it
+        succeeded (the Scheduled Event); used where the transport chains writes."""
+
+    @property
+    def chains(self) -> bool:
+        """Whether a Binding can take a follow-up (:attr:`follow_bind`)."""
+        return self._chained_sender is not None
 
     # -- Bind (DefaultBinder) ------------------------------------------------------------
 
@@ -110,13 +122,25 @@ class ApiBinding:
         sender = self._async_sender
         if sender is None:
             return False
+        request = binding_request(pod, node_name)
+        follow_up = None
+        if self._chained_sender is not None and self.follow_bind is not None:
+            follow_up = self.follow_bind(pod, node_name)
         try:
-            return sender.send_async(
-                binding_request(pod, node_name), lambda answer: done(self._outcome(answer))
+            if follow_up is None:
+                return sender.send_async(request, lambda answer: done(self._outcome(answer)))
+            assert self._chained_sender is not None
+            sent = self._chained_sender.send_async_then(
+                request, lambda answer: done(self._outcome(answer)), follow_up
             )
         except ClusterError as error:
+            if follow_up is not None:
+                follow_up.done(None, None)
             done(self._outcome(error))
             return True
+        if not sent:
+            follow_up.done(None, None)
+        return sent
 
     def _outcome(self, answer: Response | ClusterError) -> BindingError | None:
         if isinstance(answer, ClusterError):

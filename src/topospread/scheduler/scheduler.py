@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any, Final
 
+from topospread.client.chained import FollowUp
 from topospread.client.source import NODES, PODS, RESOURCES, Resource
 from topospread.client.transport import Transport
 from topospread.engine.cycle import CycleResult, NodeSearch
@@ -98,6 +99,16 @@ PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher pr
 def _spec(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     spec = raw.get("spec")
     return spec if isinstance(spec, dict) else {}
+
+
+def _scheduled_note(pod: Pod, node: str) -> str:
+    return f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+
+
+def _same_writes(transport: Transport, other: Transport) -> bool:
+    """Whether two transports send their writes the same way (the same inner transport
+    behind their rate limiters)."""
+    return getattr(transport, "inner", transport) is getattr(other, "inner", other)
 
 
 class Scheduler:
@@ -175,6 +186,13 @@ class Scheduler:
             for resource in INFORMER_RESOURCES
         ]
         self.events = EventRecorder(event_transport or transport, self.hostname)
+        self._scheduled_with_bind: set[str] = set()
+        """The uids of pods whose Scheduled Event follows their Binding in flight."""
+        if self.binding.chains and _same_writes(transport, event_transport or transport):
+            # The Scheduled Event goes as the Binding's follow-up (client/chained.py): at
+            # 5,000 pods on 5,000 Nodes, recording it after the answer took about 9% of the
+            # scheduling process's GIL time (a py-spy profile on 2 cores).
+            self.binding.follow_bind = self._scheduled_event_with_bind
         self._binder = ThreadPoolExecutor(bind_workers, thread_name_prefix="bind")
         self._writer = ThreadPoolExecutor(4, thread_name_prefix="status")
         self._in_flight_binds = 0
@@ -489,15 +507,30 @@ class Scheduler:
                 time.monotonic() - info.initial_attempt_timestamp
             )
         self.metrics.pod_scheduling_attempts.observe(info.attempts)
-        self.events.event(
-            profile,
+        uid = pod.metadata.uid
+        if uid in self._scheduled_with_bind:
+            self._scheduled_with_bind.discard(uid)  # sent by the write process
+        else:
+            self.events.event(
+                profile, pod, "Normal", "Scheduled", "Binding", _scheduled_note(pod, node)
+            )
+        log.debug("bound", extra={"pod": pod.key, "node": node})
+
+    def _scheduled_event_with_bind(self, pod: Pod, node: str) -> FollowUp | None:
+        """The Scheduled Event :meth:`bound` would record, as the Binding's follow-up."""
+        uid = pod.metadata.uid
+        follow_up = self.events.follow_up(
+            pod.scheduler_name,
             pod,
             "Normal",
             "Scheduled",
             "Binding",
-            f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
+            _scheduled_note(pod, node),
+            not_sent=lambda: self._scheduled_with_bind.discard(uid),
         )
-        log.debug("bound", extra={"pod": pod.key, "node": node})
+        if follow_up is not None:
+            self._scheduled_with_bind.add(uid)
+        return follow_up
 
     def gone(self, info: QueuedPodInfo, node: str) -> None:
         """Deleted or bound elsewhere while the bind was in flight."""
