@@ -121,7 +121,42 @@ class SchedulerMetrics:
             ["resource"],
             registry=r,
         )
+        # The labelled children each bound pod updates, looked up once: ``labels()`` took
+        # as long as the update itself (about 1.5 µs against 0.5-1 µs).
+        self._scheduled_children: dict[str, tuple[Counter, Histogram]] = {}
+        self._sli_children: dict[int, Histogram] = {}
+        self._bind_children: dict[str, Counter] = {}
         self.set_state("starting")
+
+    def pod_scheduled(
+        self, profile: str, attempt_seconds: float, attempts: int, sli_seconds: float | None
+    ) -> None:
+        """A pod bound: ``PodScheduled`` and ``PodSchedulingAttempts`` of upstream's
+        ``metrics`` package (the SLI only for a pod whose first attempt is known)."""
+        children = self._scheduled_children.get(profile)
+        if children is None:
+            children = (
+                self.schedule_attempts.labels("scheduled", profile),
+                self.attempt_duration.labels("scheduled", profile),
+            )
+            self._scheduled_children[profile] = children
+        attempts_counter, duration = children
+        attempts_counter.inc()
+        duration.observe(attempt_seconds)
+        if sli_seconds is not None:
+            bucket = min(attempts, 15)
+            sli = self._sli_children.get(bucket)
+            if sli is None:
+                sli = self._sli_children[bucket] = self.sli_duration.labels(str(bucket))
+            sli.observe(sli_seconds)
+        self.pod_scheduling_attempts.observe(attempts)
+
+    def bind_outcome(self, outcome: str) -> None:
+        """One Binding's outcome: ``bound``, ``conflict`` or ``error``."""
+        child = self._bind_children.get(outcome)
+        if child is None:
+            child = self._bind_children[outcome] = self.binds.labels(outcome)
+        child.inc()
 
     def set_state(self, state: str) -> None:
         """Mark ``state`` as the current one."""

@@ -157,7 +157,7 @@ class Scheduler:
             transport,
             self.cache,
             stopped=lambda: self._stop.is_set(),
-            on_bind=lambda outcome: self.metrics.binds.labels(outcome).inc(),
+            on_bind=self.metrics.bind_outcome,
         )
         """The binding port the plugins' Reserve / PreBind / Bind / Unreserve write through."""
         self.waiting_pods = WaitingPods()
@@ -498,15 +498,13 @@ class Scheduler:
         profile = pod.scheduler_name
         self.cache.finish_binding(assumed)
         self.scheduled += 1
-        self.metrics.schedule_attempts.labels("scheduled", profile).inc()
-        self.metrics.attempt_duration.labels("scheduled", profile).observe(
-            time.perf_counter() - start
+        first = info.initial_attempt_timestamp
+        self.metrics.pod_scheduled(
+            profile,
+            time.perf_counter() - start,
+            info.attempts,
+            time.monotonic() - first if first is not None else None,
         )
-        if info.initial_attempt_timestamp is not None:
-            self.metrics.sli_duration.labels(str(min(info.attempts, 15))).observe(
-                time.monotonic() - info.initial_attempt_timestamp
-            )
-        self.metrics.pod_scheduling_attempts.observe(info.attempts)
         uid = pod.metadata.uid
         if uid in self._scheduled_with_bind:
             self._scheduled_with_bind.discard(uid)  # sent by the write process
