@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlencode
@@ -216,13 +216,7 @@ class KubeTransport:
             if not 200 <= raw.status < 300:
                 yield raw.read()
                 return
-            pending = b""
-            for chunk in raw.stream(65536):
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                yield from (line for line in lines if line)
-            if pending.strip():
-                yield pending
+            yield from body_lines(raw.stream(65536))
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ClusterUnreachable(_unreachable(self.server, exc)) from None
         finally:
@@ -233,6 +227,36 @@ class KubeTransport:
     def close(self) -> None:
         """Release the connection pool."""
         self._api.close()
+
+
+def body_lines(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """The non-empty lines of the body that arrives in ``pieces``, without their LF; at
+    the end, what follows the last LF if it is not blank.
+
+    The lines splitting the whole body on LF would give, found with ``find``, which looks
+    for the LF with memchr: ``bytes.split`` compares byte by byte, which was 17,000 of the
+    68,000 instructions (callgrind) that reading a 3.5 KB watch event over TLS cost.
+    """
+    parts: list[bytes] = []
+    for piece in pieces:
+        start = 0
+        newline = piece.find(b"\n")
+        while newline >= 0:
+            if parts:
+                parts.append(piece[start:newline])
+                line = b"".join(parts)
+                parts.clear()
+            else:
+                line = piece[start:newline]
+            if line:
+                yield line
+            start = newline + 1
+            newline = piece.find(b"\n", start)
+        if start < len(piece):
+            parts.append(piece[start:])
+    rest = b"".join(parts)
+    if rest.strip():
+        yield rest
 
 
 _SSL_DETAIL = re.compile(r"\] (.*?)(?: \(_ssl\.c:\d+\))?['\")]*$")
