@@ -560,7 +560,8 @@ class EventRecorder:
         series). ``not_sent`` is called when the write failed and the Event was not sent.
         None when the Event cannot go that way now: no write process, a series to
         continue, the lane full, or no token from the Events' rate limiter (then it is
-        recorded with :meth:`event` as usual)."""
+        recorded with :meth:`event` as usual). The token is taken now, when the write is
+        handed over: a write that then fails spends one token the Event does not use."""
         if self._sender is None:
             return None
         item: EventItem = (controller, pod, event_type, reason, action, note, None)
