@@ -398,9 +398,7 @@ def test_the_follow_up_of_a_refused_write_is_not_sent(chaining_writes, unique_na
     assert chaining_writes.in_flight == 0
 
 
-def test_a_follow_up_that_cannot_be_rendered_comes_back_as_an_error(
-    chaining_writes, unique_name
-):
+def test_a_follow_up_that_cannot_be_rendered_comes_back_as_an_error(chaining_writes, unique_name):
     name = unique_name("unrendered")
     outcomes = Outcomes()
     request = Request("POST", "/api/v1/namespaces/default/configmaps", body=config_map(name))

@@ -143,6 +143,16 @@ def finish(scheduler: Scheduler) -> None:
     scheduler._writer.shutdown(wait=True)
 
 
+def schedule_three_pods_on_three_nodes(scheduler: Scheduler) -> None:
+    for i in range(3):
+        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
+    for i in range(3):
+        scheduler.on_add(PODS, api_pod(f"p{i}"))
+    for _ in range(3):
+        scheduler.schedule_one(scheduler.queue.pop(0))
+    finish(scheduler)
+
+
 def test_a_pod_is_assumed_then_bound_and_confirmed():
     api = Api()
     scheduler = make(api)
@@ -441,13 +451,7 @@ def test_a_bind_answered_later_holds_no_worker_and_finishes_where_the_answer_com
     scheduler = make(api, answered_later=True)
     transport = scheduler.transport
     assert isinstance(transport, AnsweredLater)
-    for i in range(3):
-        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
-    for i in range(3):
-        scheduler.on_add(PODS, api_pod(f"p{i}"))
-    for _ in range(3):
-        scheduler.schedule_one(scheduler.queue.pop(0))
-    finish(scheduler)
+    schedule_three_pods_on_three_nodes(scheduler)
     # The Bindings left from the scheduling thread (here the test's); the Scheduled
     # Events from the thread the answers came on; no bind worker or Event sender woke.
     me = threading.current_thread().name
@@ -465,13 +469,7 @@ def test_the_scheduled_event_follows_its_binding_from_the_write_process_and_only
     options = make(api).options
     transport = AnsweredLaterWithFollowUps(api)
     scheduler = Scheduler(transport, options, seed=1)
-    for i in range(3):
-        scheduler.on_add(NODES, api_node(f"n{i}", f"z{i}"))
-    for i in range(3):
-        scheduler.on_add(PODS, api_pod(f"p{i}"))
-    for _ in range(3):
-        scheduler.schedule_one(scheduler.queue.pop(0))
-    finish(scheduler)
+    schedule_three_pods_on_three_nodes(scheduler)
 
     assert transport.sent_by("/events") == ["write process"] * 3
     events = [json.loads(r.body) for r in api.by_path("/events")]

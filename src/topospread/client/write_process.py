@@ -534,14 +534,11 @@ def _serve_multiplexed(
         then = follow_ups.pop(request_id, None) if follow_ups else None
         if then is None or not _succeeded(result) or os.getppid() != parent:
             return
-        follow_up_id, render, args = then
-        try:
-            request, token = render(*args)
-        except Exception as error:  # the parent is told, and the other writes go on
-            writer.put(follow_up_id, (None, _render_failed(transport, error)))
-            return
-        tokens[follow_up_id] = token
-        sender.submit(follow_up_id, request, True)
+        rendered = _render(then, transport, writer)
+        if rendered is not None:
+            follow_up_id, request, token = rendered
+            tokens[follow_up_id] = token
+            sender.submit(follow_up_id, request, True)
 
     sender = MultiplexedSender(transport.api_client, transport.timeout, answer)
 
@@ -569,8 +566,19 @@ def _succeeded(result: object) -> bool:
     return isinstance(result, tuple) and 200 <= result[0] < 300
 
 
-def _render_failed(transport: KubeTransport, error: Exception) -> ClusterError:
-    return ClusterError(f"{transport.server}: cannot render a follow-up write: {error}")
+def _render(
+    then: _Then, transport: KubeTransport, writer: _AnswerWriter
+) -> tuple[int, Request, object] | None:
+    """A follow-up's id, request and token; None, the parent told why, when its render
+    failed."""
+    follow_up_id, render, args = then
+    try:
+        request, token = render(*args)
+    except Exception as error:  # the parent is told, and the other writes go on
+        failure = ClusterError(f"{transport.server}: cannot render a follow-up write: {error}")
+        writer.put(follow_up_id, (None, failure))
+        return None
+    return follow_up_id, request, token
 
 
 def _serve_on_threads(
@@ -603,13 +611,10 @@ def _serve_on_threads(
         writer.put(request_id, result)
         if then is None or not _succeeded(result) or os.getppid() != parent:
             return
-        follow_up_id, render, args = then
-        try:
-            follow_up, token = render(*args)
-        except Exception as error:  # the parent is told, and the other writes go on
-            writer.put(follow_up_id, (None, _render_failed(transport, error)))
-            return
-        writer.put(follow_up_id, (token, send(follow_up, True)))
+        rendered = _render(then, transport, writer)
+        if rendered is not None:
+            follow_up_id, follow_up, token = rendered
+            writer.put(follow_up_id, (token, send(follow_up, True)))
 
     with ThreadPoolExecutor(threads, thread_name_prefix="write") as executor:
         for request_id, (fields, brief, then) in _read_frames(requests):

@@ -527,18 +527,19 @@ class EventRecorder:
     ) -> tuple[str, Request]:
         controller, pod, event_type, reason, action, note, related = item
         request, (name, _) = event_request(
-            controller,
-            f"{controller}-{self.hostname}",
-            event_type,
-            reason,
-            action,
-            note,
-            _pod_reference(pod),
+            *self._event_args(controller, pod, event_type, reason, action, note),
             _pod_reference(related) if related is not None else None,
             now,
             name,
         )
         return name, request
+
+    def _event_args(
+        self, controller: str, pod: Pod, event_type: str, reason: str, action: str, note: str
+    ) -> tuple[str, str, str, str, str, str, ObjectReference]:
+        """:func:`~topospread.client.events.event_request`'s first arguments, for ``pod``."""
+        instance = f"{controller}-{self.hostname}"
+        return controller, instance, event_type, reason, action, note, _pod_reference(pod)
 
     # -- Events that follow a write (client/chained.py) ------------------------------------
 
@@ -587,15 +588,7 @@ class EventRecorder:
                 self._answered(item, token[0], token[1], answer)
             self._next()
 
-        args = (
-            controller,
-            f"{controller}-{self.hostname}",
-            event_type,
-            reason,
-            action,
-            note,
-            _pod_reference(pod),
-        )
+        args = self._event_args(controller, pod, event_type, reason, action, note)
         return FollowUp(event_request, args, done)
 
     def _answered(self, item: EventItem, name: str, now: float, response: Response) -> None:
