@@ -322,6 +322,27 @@ def test_a_follow_up_event_the_server_could_not_be_reached_for_is_tried_again_un
     assert names[0] == names[1]  # the same Event, tried again
 
 
+def test_a_follow_up_event_lost_after_its_write_succeeded_is_tried_again_under_its_name(
+    monkeypatch,
+):
+    # Its write process exited after sending it, maybe: tried again under the name it was
+    # given, which the API server refuses if the first try got through.
+    monkeypatch.setattr(api_module, "RETRY_SLEEP", 0.05)
+    transport = AnsweredAtOnce(Api())
+    recorder = _recorder(transport)
+    follow_up = recorder.follow_up("ts", POD, "Normal", "Scheduled", "Binding", "assigned")
+    assert follow_up is not None
+    request, (name, _) = follow_up.render(*follow_up.args)
+    transport.send(request)
+
+    follow_up.done(None, ClusterUnreachable("cannot connect: the write process exited"))
+
+    assert _wait(lambda: len(transport.requests) == 2)
+    recorder.stop()
+    assert name.startswith("web-1.")
+    assert [body["metadata"]["name"] for _, body in _writes(transport)] == [name, name]
+
+
 def test_an_event_does_not_follow_a_write_when_it_continues_a_series_or_has_no_token():
     transport = HeldAnswers(Api())
     recorder = _recorder(transport)

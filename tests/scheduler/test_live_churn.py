@@ -10,6 +10,7 @@ DoNotSchedule constraint of a Deployment that was never scaled down holding.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,13 @@ from topospread.testing.churn import ChurnPlan, ChurnResult, run_churn
 SMALL = {"nodes": 30, "deployments": 6, "replicas": 30, "timeout": 240.0}
 
 
-def assert_guarantees_held(result: ChurnResult) -> None:
-    report = result.as_dict()
+def full_report(result: ChurnResult, logs: Path) -> str:
+    """The whole report and where the logs are (pytest would cut a dict's repr short)."""
+    return f"{json.dumps(result.as_dict(), default=str)}; logs in {logs}"
+
+
+def assert_guarantees_held(result: ChurnResult, logs: Path) -> None:
+    report = full_report(result, logs)
     assert result.pending == [], report
     assert result.bound_twice == [], report
     assert result.overcommitted == [], report
@@ -40,11 +46,11 @@ def test_topospread_keeps_its_guarantees_through_restarts_expiries_and_a_killed_
         binaries=control_plane_binaries,
         kwok_files=autoscaler_files,
     )
-    report = result.as_dict()
+    report = full_report(result, tmp_path)
     # The controller manager may still be backing off after the outages (its workqueues'
     # delays grow to minutes); the scheduler's work is done either way.
     assert result.outcome in ("settled", "controllers behind"), report
-    assert_guarantees_held(result)
+    assert_guarantees_held(result, tmp_path)
     events = [what for _, what in result.timeline]
     assert any(what.startswith("kube-apiserver killed") for what in events), events
     assert any(what.startswith("etcd compacted") for what in events), events
@@ -65,8 +71,8 @@ def test_scale_up_scale_down_and_a_lost_zone_settle_with_the_zones_balanced(
         binaries=control_plane_binaries,
         kwok_files=autoscaler_files,
     )
-    assert result.outcome == "settled", (result.as_dict(), f"logs in {tmp_path}")
-    assert_guarantees_held(result)
+    assert result.outcome == "settled", full_report(result, tmp_path)
+    assert_guarantees_held(result, tmp_path)
     # 180 pods left (+45 scaled up, -45 down), all on the two zones that remain.
     assert result.pods == 180
     assert sum(result.per_zone.values()) == 180

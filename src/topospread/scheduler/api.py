@@ -577,19 +577,26 @@ class EventRecorder:
                 return None
             self._in_flight += 1
 
+        # Named here, dated where it is sent: an Event lost with its write process after
+        # it may have been created is tried again under the same name, which the API
+        # server refuses (409) if the first try got through, so a pod never has two.
+        created = time.time_ns()
+        name = f"{pod.name}.{created:x}"
+
         def done(token: object | None, answer: Response | ClusterError | None) -> None:
             if answer is None:
                 if not_sent is not None:
                     not_sent()
             elif isinstance(answer, ClusterError):
-                first = token if isinstance(token, tuple) else None
+                first = token if isinstance(token, tuple) else (name, created / 1e9)
                 self._failed(item, 1, answer, first)
             elif isinstance(token, tuple):
                 self._answered(item, token[0], token[1], answer)
             self._next()
 
         args = self._event_args(controller, pod, event_type, reason, action, note)
-        return FollowUp(event_request, args, done)
+        # event_request(..., regarding, related=None, now=None: when sent, name)
+        return FollowUp(event_request, (*args, None, None, name), done)
 
     def _answered(self, item: EventItem, name: str, now: float, response: Response) -> None:
         """A new Event's answer: remembered for its series when posted."""
