@@ -421,10 +421,7 @@ def test_a_follow_up_lost_with_its_child_after_the_write_succeeded_is_reported_l
     # The child's answers are played by the test: the write's success, then the pipe
     # closes before the follow-up's answer (the child exited), as a SIGKILL at that
     # moment would leave it.
-    transport = WriteProcessTransport(
-        connect(admin_kubeconfig).transport, ConnectionSettings(str(admin_kubeconfig))
-    )
-    transport.close()
+    transport = closed_transport(admin_kubeconfig)
     outcomes = Outcomes()
     follow_up = event_about("lost", outcomes, "never")
     child = PlayedChild()
@@ -444,10 +441,7 @@ def test_a_follow_up_lost_with_its_child_after_the_write_succeeded_is_reported_l
 
 
 def test_a_write_and_its_follow_up_lost_with_their_child_fail_the_write_only(admin_kubeconfig):
-    transport = WriteProcessTransport(
-        connect(admin_kubeconfig).transport, ConnectionSettings(str(admin_kubeconfig))
-    )
-    transport.close()
+    transport = closed_transport(admin_kubeconfig)
     outcomes = Outcomes()
     child = PlayedChild()
     child.pending[7] = write_process._Chained(
@@ -460,6 +454,15 @@ def test_a_write_and_its_follow_up_lost_with_their_child_fail_the_write_only(adm
     (_, (token, answer)), (_, first) = outcomes.seen
     assert (token, answer) == (None, None)
     assert isinstance(first, ClusterUnreachable)
+
+
+def closed_transport(kubeconfig: Path) -> WriteProcessTransport:
+    """A transport whose own children have exited: what reads a played child's answers."""
+    transport = WriteProcessTransport(
+        connect(kubeconfig).transport, ConnectionSettings(str(kubeconfig))
+    )
+    transport.close()
+    return transport
 
 
 class PlayedChild:

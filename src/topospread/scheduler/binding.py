@@ -126,13 +126,15 @@ class ApiBinding:
         follow_up = None
         if self._chained_sender is not None and self.follow_bind is not None:
             follow_up = self.follow_bind(pod, node_name)
+
+        def answered(answer: Response | ClusterError) -> None:
+            done(self._outcome(answer))
+
         try:
             if follow_up is None:
-                return sender.send_async(request, lambda answer: done(self._outcome(answer)))
+                return sender.send_async(request, answered)
             assert self._chained_sender is not None
-            sent = self._chained_sender.send_async_then(
-                request, lambda answer: done(self._outcome(answer)), follow_up
-            )
+            sent = self._chained_sender.send_async_then(request, answered, follow_up)
         except ClusterError as error:
             if follow_up is not None:
                 follow_up.done(None, None)
