@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from topospread.errors import DecodeError
-from topospread.model.decode import decode_object, decode_pod_update
+from topospread.model.decode import _POD_META_READ, decode_object, decode_pod_update
 from topospread.model.objects import Pod
 from topospread.testing.scenarios import draw_full_scenarios, draw_scenarios
 
@@ -73,3 +73,92 @@ def test_a_bad_field_in_the_new_metadata_is_reported_as_decoding_reports_it() ->
     with pytest.raises(DecodeError) as afresh:
         decode_object(new)
     assert str(reused.value) == str(afresh.value)
+
+
+def _sibling(doc: dict[str, Any]) -> dict[str, Any]:
+    # Another replica of the same template: its own name, uid and creation time.
+    new = copy.deepcopy(doc)
+    meta = new.setdefault("metadata", {})
+    meta["name"] = f"{meta.get('name', 'pod')}-sibling"
+    meta["uid"] = "5b0c6a1e-0000-4000-8000-00000000beef"
+    meta["creationTimestamp"] = "2026-11-28T10:00:00Z"
+    new["status"] = {"phase": "Pending"}
+    return new
+
+
+@pytest.mark.parametrize("index", range(len(POD_DOCS)))
+def test_a_replica_decodes_from_its_sibling_as_the_whole_pod_would(index: int) -> None:
+    doc = copy.deepcopy(POD_DOCS[index])
+    doc.setdefault("spec", {})
+    new = _sibling(doc)
+    assert decode_pod_update(new, doc, _decoded(doc)) == decode_object(new)
+
+
+def test_a_bind_that_changes_only_the_resource_version_keeps_the_decoded_metadata() -> None:
+    doc = copy.deepcopy(POD_DOCS[0])
+    doc.setdefault("spec", {})
+    previous = _decoded(doc)
+    new = copy.deepcopy(doc)
+    new["spec"]["nodeName"] = "node-7"
+    new["metadata"]["resourceVersion"] = "43"
+    new["metadata"]["managedFields"] = [{"manager": "kube-scheduler", "operation": "Update"}]
+    updated = decode_pod_update(new, doc, previous)
+    assert isinstance(updated, Pod)
+    assert updated.metadata is previous.metadata
+    assert updated == decode_object(new)
+
+
+CHANGED_METADATA = {
+    "name": "renamed",
+    "namespace": "elsewhere",
+    "uid": "5b0c6a1e-0000-4000-8000-000000000001",
+    "labels": {"app": "changed"},
+    "annotations": {"note": "changed"},
+    "ownerReferences": [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "rs",
+            "uid": "u-1",
+            "controller": True,
+        }
+    ],
+    "deletionTimestamp": "2026-11-28T11:00:00Z",
+    "creationTimestamp": "2026-11-28T09:00:00Z",
+}
+
+
+@pytest.mark.parametrize("field", sorted(CHANGED_METADATA))
+def test_a_changed_metadata_field_is_read_again(field: str) -> None:
+    doc = copy.deepcopy(POD_DOCS[1])
+    doc.setdefault("spec", {})
+    new = _bound(doc)
+    new["metadata"][field] = CHANGED_METADATA[field]
+    assert decode_pod_update(new, doc, _decoded(doc)) == decode_object(new)
+
+
+class _Recording(dict[str, Any]):
+    """A metadata mapping that remembers which fields were read."""
+
+    read: set[str]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return super().__contains__(key)
+
+
+def test_the_metadata_fields_compared_are_all_that_decoding_a_pod_reads() -> None:
+    doc = copy.deepcopy(POD_DOCS[0])
+    metadata = _Recording(doc.get("metadata") or {})
+    metadata.read = set()
+    doc["metadata"] = metadata
+    decode_object(doc)
+    assert metadata.read == set(_POD_META_READ)

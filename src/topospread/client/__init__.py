@@ -4,18 +4,41 @@ Talks to an API server through the official ``kubernetes`` client's configuratio
 urllib3 pool, imported lazily; responses are decoded by topospread's own decoder
 (:func:`topospread.io.decode_objects`). Read-only, except the Lease that leader election
 (:mod:`.leaderelection`) takes and renews.
+
+The reads (:mod:`.live`, :mod:`.source`) bring the decoder and the engine with them, so
+they are imported when first named: the scheduler's write processes, which only send,
+start without them (PEP 562).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from topospread.client.config import Connection, connect, kubeconfig_paths
-from topospread.client.live import LiveRead, parse_pod_reference, read_live, take_pod
-from topospread.client.source import (
-    DEFAULT_PAGE_SIZE,
-    SCHEDULER_RESOURCES,
-    ClusterRead,
-    Resource,
-    read_resources,
-)
 from topospread.client.transport import FakeTransport, Request, Response, Transport
+
+if TYPE_CHECKING:
+    from topospread.client.live import LiveRead, parse_pod_reference, read_live, take_pod
+    from topospread.client.source import (
+        DEFAULT_PAGE_SIZE,
+        SCHEDULER_RESOURCES,
+        ClusterRead,
+        Resource,
+        read_resources,
+    )
+
+_LAZY = {
+    "LiveRead": "live",
+    "parse_pod_reference": "live",
+    "read_live": "live",
+    "take_pod": "live",
+    "DEFAULT_PAGE_SIZE": "source",
+    "SCHEDULER_RESOURCES": "source",
+    "ClusterRead": "source",
+    "Resource": "source",
+    "read_resources": "source",
+}
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -35,3 +58,10 @@ __all__ = [
     "read_resources",
     "take_pod",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

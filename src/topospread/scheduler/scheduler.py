@@ -65,7 +65,7 @@ from topospread.framework.runtime import Framework, PluginFactory
 from topospread.framework.status import Code, Status
 from topospread.framework.waiting import WaitingPods
 from topospread.model.kinds import KINDS
-from topospread.model.objects import KubeObject, Node, Pod
+from topospread.model.objects import Node, Pod
 from topospread.model.resources import pod_request_amounts
 from topospread.plugins.registry import registry as plugin_registry
 from topospread.scheduler.api import (
@@ -75,8 +75,14 @@ from topospread.scheduler.api import (
     truncate_message,
 )
 from topospread.scheduler.binding import ApiBinding
-from topospread.scheduler.cache import OBJECT_FIELDS, SchedulerCache, decode_one, decode_pod
-from topospread.scheduler.informer import Reflector, StreamingTransport, object_key
+from topospread.scheduler.cache import OBJECT_FIELDS, PodDecoder, SchedulerCache, decode_one
+from topospread.scheduler.informer import (
+    POD_FIELD_SELECTOR,
+    FirstLists,
+    Reflector,
+    StreamingTransport,
+    object_key,
+)
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
 from topospread.scheduler.options import SchedulerOptions
@@ -89,9 +95,6 @@ INFORMER_RESOURCES: Final = tuple(RESOURCES[k.kind] for k in KINDS if k.watched)
 """What the scheduler watches, the table's watched rows (:data:`topospread.model.kinds.KINDS`):
 the informers of kube-scheduler that topospread models (DeviceTaintRules only to refuse the
 pods whose devices they may taint)."""
-
-POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
-"""The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""
 
 PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher priority pod"
 
@@ -131,10 +134,11 @@ class Scheduler:
         hostname: str | None = None,
         seed: int | None = None,
         event_transport: Transport | None = None,
+        first_lists: FirstLists | None = None,
     ) -> None:
         """``event_transport``: where the Events go, ``transport`` without one
         (kube-scheduler posts them through a client of their own, with a rate limiter
-        of its own)."""
+        of its own). ``first_lists``: the informers' first lists, already sent."""
         self.transport = transport
         self.options = options
         self.configuration = options.configuration
@@ -164,9 +168,8 @@ class Scheduler:
         """Pods waiting at Permit, shared by the profiles."""
         self._frameworks: dict[str, Framework] = {}
         self._frameworks_generation = -1
-        self._decoded_pods: dict[str, tuple[dict[str, Any], Pod]] = {}
-        """Pod key -> the last version the pod informer delivered and what it decoded to
-        (the next version's spec is usually the same: see :func:`decode_pod`)."""
+        self._pods_decoded = PodDecoder()
+        """The pod informer's pods, decoded from their last version or a replica's."""
         # buildQueueingHintMap: each profile's requeue events, from its enabled plugins;
         # the profiles' QueueSort orders activeQ.
         frameworks = self.frameworks()
@@ -182,6 +185,7 @@ class Scheduler:
                 field_selector=POD_FIELD_SELECTOR if resource is PODS else None,
                 lock=self.cache.lock,
                 on_error=self._informer_error_counter(resource),
+                first_lists=first_lists,
             )
             for resource in INFORMER_RESOURCES
         ]
@@ -341,7 +345,7 @@ class Scheduler:
         """An object is gone."""
         key = object_key(obj)
         if resource is PODS:
-            self._decoded_pods.pop(key, None)
+            self._pods_decoded.forget(key)
             self.queue.delete(key)
             uid = (obj.get("metadata") or {}).get("uid") or key
             if self.waiting_pods.reject(uid, "", "removed"):
@@ -363,17 +367,11 @@ class Scheduler:
                 self.cache.delete_object(field, f"{meta.get('namespace', '')}/{meta.get('name')}")
                 self._object_event(resource, ActionType.DELETE, decode_one(obj), None)
 
-    def _decode_pod(self, key: str, new: dict[str, Any]) -> KubeObject | None:
-        pod = decode_pod(new, self._decoded_pods.get(key))
-        if isinstance(pod, Pod):
-            self._decoded_pods[key] = (new, pod)
-        return pod
-
     def _pod_changed(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None:
         spec = _spec(new)
         key = object_key(new)
         if spec.get("nodeName"):
-            pod = self._decode_pod(key, new)
+            pod = self._pods_decoded.decode(key, new)
             if not isinstance(pod, Pod):
                 return
             was_assigned = old is not None and bool(_spec(old).get("nodeName"))
@@ -398,7 +396,7 @@ class Scheduler:
         if (new.get("metadata") or {}).get("deletionTimestamp"):
             self.queue.delete(key)  # skipPodSchedule: being deleted
             return
-        pod = self._decode_pod(key, new)
+        pod = self._pods_decoded.decode(key, new)
         if isinstance(pod, Pod):
             if old is None:
                 self.queue.add(pod, new)
