@@ -162,3 +162,15 @@ def test_the_metadata_fields_compared_are_all_that_decoding_a_pod_reads() -> Non
     doc["metadata"] = metadata
     decode_object(doc)
     assert metadata.read == set(_POD_META_READ)
+
+
+@pytest.mark.parametrize("index", range(0, len(POD_DOCS), 9))
+def test_a_field_dropped_from_the_spec_as_the_pod_is_bound_is_read_again(index: int) -> None:
+    doc = copy.deepcopy(POD_DOCS[index])
+    doc.setdefault("spec", {})["priority"] = 3
+    new = _bound(doc)
+    del new["spec"]["priority"]
+    updated = decode_pod_update(new, doc, _decoded(doc))
+    assert updated == decode_object(new)
+    assert isinstance(updated, Pod)
+    assert updated.priority is None
