@@ -72,24 +72,3 @@ def test_a_profile_with_a_plugin_that_does_not_exist_is_one_line_not_a_traceback
     )
     assert result.exit_code == 2, result.output
     assert result.output == 'profile "topospread": plugin "NoSuchPlugin" does not exist\n'
-
-
-def test_the_kubeconfig_a_configuration_names_is_read_ahead_of_its_validation(tmp_path):
-    from topospread.cli.scheduler_command import _kubeconfig_named_by
-
-    config = tmp_path / "scheduler.yaml"
-    config.write_text("clientConnection: {kubeconfig: /etc/kube/admin.conf}\nprofiles: 3\n")
-    assert str(_kubeconfig_named_by(config)) == "/etc/kube/admin.conf"
-    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\n")
-    assert _kubeconfig_named_by(config) == ""  # in-cluster
-    assert _kubeconfig_named_by(None) == ""
-
-
-def test_a_configuration_a_plain_read_cannot_follow_sends_nothing_ahead(tmp_path):
-    from topospread.cli.scheduler_command import _kubeconfig_named_by
-
-    config = tmp_path / "scheduler.yaml"
-    for text in ("clientConnection: {kubeconfig: [a]}\n", "a: [\n", "- one\n", "a: 1\n---\nb: 2\n"):
-        config.write_text(text)
-        assert _kubeconfig_named_by(config) is None
-    assert _kubeconfig_named_by(tmp_path / "absent.yaml") is None

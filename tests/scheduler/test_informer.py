@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from topospread.client.source import NODES, PODS
+from topospread.client.source import PODS
 from topospread.client.transport import FakeTransport, Request, Response
 from topospread.errors import ClusterUnreachable
-from topospread.scheduler.informer import (
-    POD_FIELD_SELECTOR,
-    Backoff,
-    FirstLists,
-    Reflector,
-    Store,
-)
+from topospread.scheduler.informer import Backoff, Reflector, Store
 
 
 def obj(name: str, rv: str) -> dict[str, Any]:
@@ -61,22 +55,9 @@ class FakeServer:
         return Response(200, self.lists.pop(0))
 
 
-def run(
-    server: FakeServer,
-    recorder: Recorder,
-    *,
-    field_selector: str | None = None,
-    first_lists: FirstLists | None = None,
-) -> tuple[Reflector, FakeTransport]:
+def run(server: FakeServer, recorder: Recorder) -> tuple[Reflector, FakeTransport]:
     transport = FakeTransport(server)
-    reflector = Reflector(
-        transport,
-        PODS,
-        recorder,
-        watch_timeout=lambda: 300,
-        field_selector=field_selector,
-        first_lists=first_lists,
-    )
+    reflector = Reflector(transport, PODS, recorder, watch_timeout=lambda: 300)
     reflector._backoff = Backoff(initial=0.0, maximum=0.0, jitter=0.0)
     server.reflector = reflector
     reflector.run()
@@ -189,79 +170,3 @@ def test_an_api_group_the_server_does_not_serve_is_synced_empty_and_listed_again
     assert reflector.synced.is_set()
     assert reflector.store.items == {}
     assert [r.path for r in answers] == ["/apis/resource.k8s.io/v1/resourceclaims"]
-
-
-class SentAhead:
-    """The API server that answered the lists sent before the informers existed."""
-
-    def __init__(self, *answers: bytes | Exception) -> None:
-        self.answers = list(answers)
-        self.requests: list[Request] = []
-
-    def __call__(self, request: Request) -> Response:
-        self.requests.append(request)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return Response(200, answer)
-
-
-def test_the_first_list_is_the_one_sent_ahead_and_the_watch_follows_it():
-    ahead = SentAhead(listing("10", obj("a", "5"), obj("b", "6")))
-    first = FirstLists(FakeTransport(ahead), [(PODS, POD_FIELD_SELECTOR)])
-    server = FakeServer(lists=[], watches=[lines({"type": "MODIFIED", "object": obj("a", "11")})])
-    recorder = Recorder()
-    reflector, transport = run(
-        server, recorder, field_selector=POD_FIELD_SELECTOR, first_lists=first
-    )
-    assert recorder.events == [("add", "a"), ("add", "b"), ("update", "a")]
-    assert [dict(r.query)["resourceVersion"] for r in ahead.requests] == ["0"]
-    assert {dict(r.query).get("watch") for r in transport.requests} == {"true"}
-    assert dict(transport.requests[0].query)["resourceVersion"] == "10"
-    assert reflector.lists == 1
-
-
-def test_a_list_sent_ahead_that_failed_is_reported_and_sent_again():
-    ahead = SentAhead(ClusterUnreachable("cannot connect to https://fake.invalid: timed out"))
-    first = FirstLists(FakeTransport(ahead), [(PODS, None)])
-    server = FakeServer(lists=[listing("10", obj("a", "5"))], watches=[])
-    recorder = Recorder()
-    errors: list[str] = []
-    transport = FakeTransport(server)
-    reflector = Reflector(
-        transport,
-        PODS,
-        recorder,
-        watch_timeout=lambda: 300,
-        first_lists=first,
-        on_error=errors.append,
-    )
-    reflector._backoff = Backoff(initial=0.0, maximum=0.0, jitter=0.0)
-    server.reflector = reflector
-    reflector.run()
-    assert errors == ["list pods: cannot connect to https://fake.invalid: timed out"]
-    assert recorder.events == [("add", "a")]
-    assert [dict(r.query).get("watch", "list") for r in transport.requests] == ["list", "true"]
-
-
-def test_a_relist_after_an_expiry_is_sent_not_taken_from_the_lists_sent_ahead():
-    gone = json.dumps({"kind": "Status", "code": 410, "reason": "Gone"}).encode()
-    ahead = SentAhead(listing("10", obj("a", "5")))
-    first = FirstLists(FakeTransport(ahead), [(PODS, None)])
-    server = FakeServer(lists=[listing("30", obj("b", "5"))], watches=[gone])
-    recorder = Recorder()
-    reflector, transport = run(server, recorder, first_lists=first)
-    assert reflector.lists == 2
-    assert recorder.events == [("add", "a"), ("delete", "a"), ("add", "b")]
-    assert len(ahead.requests) == 1
-    assert dict(transport.requests[1].query)["resourceVersion"] == ""
-
-
-def test_a_list_sent_ahead_for_another_resource_or_selector_is_not_taken():
-    ahead = SentAhead(listing("10", obj("n", "1")), listing("10", obj("p", "1")))
-    first = FirstLists(FakeTransport(ahead), [(NODES, None), (PODS, POD_FIELD_SELECTOR)])
-    server = FakeServer(lists=[listing("12", obj("a", "5"))], watches=[])
-    recorder = Recorder()
-    _, transport = run(server, recorder, first_lists=first)
-    assert recorder.events == [("add", "a")]
-    assert dict(transport.requests[0].query) == {"resourceVersion": "0"}

@@ -104,43 +104,13 @@ def scheduler_command(
     Pods opt in with spec.schedulerName (a profile's schedulerName). Runs until SIGTERM,
     then finishes in-flight binds and releases its Lease.
     """
-    from topospread.client.config import Connection, connect
+    from topospread.client.config import connect
     from topospread.client.cpus import (
         default_write_processes,
         pin_this_process,
         plan_cores,
         usable_cores,
     )
-    from topospread.client.source import NODES, PODS
-    from topospread.scheduler.informer import POD_FIELD_SELECTOR, FirstLists
-
-    if write_processes is None:
-        write_processes = default_write_processes(len(usable_cores()))
-    if bind_workers is None:
-        # kube-scheduler starts a goroutine per binding cycle, unbounded. With the writes
-        # in a child a waiting bind thread costs the scheduling thread almost nothing: at
-        # 16 (32 binds in flight) the loop waited 3.5-3.8 s of a 9.6 s run (5,000 pods on
-        # 5,000 Nodes, 2 cores) for a free slot, at 64 about 1.9 s, and the run took
-        # 8.2-8.4 s. 128 was faster still (7.6-8.0 s) but in a churn run bound 292 pods to
-        # Nodes already deleted against 21 at 64 (BENCHMARKS.md). Without a child every
-        # bind's HTTP work shares the loop's GIL, and 16 measured best there.
-        bind_workers = 64 if write_processes else 16
-    # The largest lists are sent before the scheduler is imported (a quarter of a second
-    # of CPU), to the cluster the configuration names as far as a plain read of it says;
-    # they are used only if the validated configuration names the same (FirstLists).
-    early_path = kubeconfig or _kubeconfig_named_by(config_file)
-    early: Connection | None = None
-    first_lists: FirstLists | None = None
-    if early_path is not None:
-        try:
-            early = connect(early_path or None, kubectl_rules=False)
-        except TopospreadError:
-            early = None  # said again, in its turn, after the configuration is read
-    if early is not None:
-        # Binds, status patches, Events, the Lease and lists run concurrently.
-        early.transport.widen_pool(bind_workers + 16)
-        first_lists = FirstLists(early.transport, [(PODS, POD_FIELD_SELECTOR), (NODES, None)])
-
     from topospread.client.write_process import ConnectionSettings, WriteProcessTransport
     from topospread.scheduler.api import RateLimitedTransport
     from topospread.scheduler.app import SchedulerApp, configure_logging
@@ -157,20 +127,25 @@ def scheduler_command(
         options = load_options(config_file, pod_max_in_unschedulable=duration)
         client = options.client_connection
         path = kubeconfig or (Path(client.kubeconfig) if client.kubeconfig else None)
-        if early is not None and str(early_path or "") == str(path or ""):
-            connection = early
-        else:
-            # An empty clientConnection.kubeconfig means in-cluster, as for kube-scheduler.
-            connection = connect(path, kubectl_rules=False)
-            connection.transport.widen_pool(bind_workers + 16)
-            first_lists = None  # sent to another cluster, or not sent
+        # An empty clientConnection.kubeconfig means in-cluster, as for kube-scheduler.
+        connection = connect(path, kubectl_rules=False)
     except TopospreadError as exc:
         exit_with_error(exc)
     configure_logging(log_format, verbose)
+    if write_processes is None:
+        write_processes = default_write_processes(len(usable_cores()))
+    if bind_workers is None:
+        # kube-scheduler starts a goroutine per binding cycle, unbounded. With the writes
+        # in a child a waiting bind thread costs the scheduling thread almost nothing: at
+        # 16 (32 binds in flight) the loop waited 3.5-3.8 s of a 9.6 s run (5,000 pods on
+        # 5,000 Nodes, 2 cores) for a free slot, at 64 about 1.9 s, and the run took
+        # 8.2-8.4 s. 128 was faster still (7.6-8.0 s) but in a churn run bound 292 pods to
+        # Nodes already deleted against 21 at 64 (BENCHMARKS.md). Without a child every
+        # bind's HTTP work shares the loop's GIL, and 16 measured best there.
+        bind_workers = 64 if write_processes else 16
     cores = plan_cores(usable_cores(), write_processes) if cpu_affinity == "auto" else None
-    # Before the scheduler's threads start: they and the children inherit the core (the
-    # first lists' threads, started before, end with their list). Where the platform
-    # cannot pin (no sched_setaffinity), nothing is planned for the children.
+    # Before any thread starts: the threads and children inherit the core. Where the
+    # platform cannot pin (no sched_setaffinity), nothing is planned for the children.
     if cores is not None and not pin_this_process({cores.scheduler}):
         cores = None
     if cores is not None:
@@ -178,6 +153,8 @@ def scheduler_command(
             "cpu affinity",
             extra={"scheduler": cores.scheduler, "write_processes": list(cores.write_processes)},
         )
+    # Binds, status patches, Events, the Lease and lists run concurrently.
+    connection.transport.widen_pool(bind_workers + 16)
     writes: StreamingTransport = connection.transport
     write_process: WriteProcessTransport | None = None
     if write_processes:
@@ -206,7 +183,6 @@ def scheduler_command(
             lease_transport=lease_transport,
             event_transport=event_transport,
             heap=HeapKeeper(),
-            first_lists=first_lists,
         )
     except OSError as exc:
         click.echo(f"cannot serve on {bind_address}:{port}: {exc.strerror or exc}", err=True)
@@ -220,24 +196,3 @@ def scheduler_command(
     if write_process is not None:
         write_process.close()
     sys.exit(status)
-
-
-def _kubeconfig_named_by(config_file: Path | None) -> Path | str | None:
-    """``clientConnection.kubeconfig`` of ``--config`` as a plain YAML read gives it
-    (``""``: in-cluster), ahead of the configuration's validation; None when that read
-    finds no string there (the configuration is then read as before)."""
-    import yaml
-
-    if config_file is None:
-        return ""
-    try:
-        document = yaml.safe_load(Path(config_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    if not isinstance(document, dict):
-        return None
-    client = document.get("clientConnection") or {}
-    named = client.get("kubeconfig", "") if isinstance(client, dict) else None
-    if not isinstance(named, str):
-        return None
-    return Path(named) if named else ""

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 
 from topospread.client.transport import Transport
 from topospread.scheduler.heap import HeapKeeper
-from topospread.scheduler.informer import FirstLists, StreamingTransport
+from topospread.scheduler.informer import StreamingTransport
 from topospread.scheduler.leader import LeaderElector
 from topospread.scheduler.metrics import SchedulerMetrics
 from topospread.scheduler.options import SchedulerOptions
@@ -106,7 +106,6 @@ class SchedulerApp:
         lease_transport: StreamingTransport | None = None,
         event_transport: Transport | None = None,
         heap: HeapKeeper | None = None,
-        first_lists: FirstLists | None = None,
     ) -> None:
         self.options = options
         self.heap = heap
@@ -121,7 +120,6 @@ class SchedulerApp:
             hostname=self.hostname,
             seed=seed,
             event_transport=event_transport,
-            first_lists=first_lists,
         )
         self.state = "starting"
         self.lost_lease = False

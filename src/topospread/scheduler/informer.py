@@ -27,26 +27,22 @@ import contextlib
 import logging
 import random
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import orjson
 
 from topospread.client.source import Resource
-from topospread.client.transport import Request, Response, Transport, query, raise_for_status
+from topospread.client.transport import Request, Transport, query, raise_for_status
 from topospread.errors import ClusterError
 
 __all__ = [
-    "POD_FIELD_SELECTOR",
     "Backoff",
     "EventHandler",
-    "FirstLists",
     "Reflector",
     "Store",
     "StreamingTransport",
-    "list_request",
     "object_key",
 ]
 
@@ -54,8 +50,6 @@ log = logging.getLogger("topospread.scheduler.informer")
 
 MIN_WATCH_TIMEOUT = 300.0
 """client-go's ``minWatchTimeout``: each watch lasts a random 1-2 times this long."""
-POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
-"""The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""
 LIST_PAGE_SIZE = 500
 ABSENT_RELIST_SECONDS = 60.0
 """How often a resource the server does not serve (an optional API group, 404) is listed
@@ -141,62 +135,6 @@ class Store:
             self.handler.on_update(self.resource, old, obj)
 
 
-def list_request(
-    resource: Resource,
-    resource_version: str | None,
-    *,
-    field_selector: str | None = None,
-    token: str | None = None,
-) -> Request:
-    """A page of a reflector's list: ``resourceVersion=0`` comes whole from the watch
-    cache, other lists in pages of :data:`LIST_PAGE_SIZE` (``token`` continues one)."""
-    params = query(
-        resourceVersion=resource_version if token is None else None,
-        limit=LIST_PAGE_SIZE if resource_version != "0" else None,
-        fieldSelector=field_selector,
-        **{"continue": token},
-    )
-    return Request("GET", resource.path(), params)
-
-
-class FirstLists:
-    """The informers' first lists, sent before the informers exist.
-
-    ``topospread scheduler`` sends the lists of its largest resources (pods and Nodes)
-    as soon as it has a connection, each on a thread of its own, and imports the rest of
-    the scheduler while the API server answers: 5,000 pods are an 11 MB answer that took
-    the API server 0.26-0.39 s to send on 2 cores. A :class:`Reflector` given these takes
-    its first list's answer from here when it asks for exactly that list, once; any
-    other list (a relist, a page) it sends itself.
-    """
-
-    def __init__(self, transport: Transport, lists: Sequence[tuple[Resource, str | None]]) -> None:
-        self._answers: dict[Request, Future[Response]] = {}
-        for resource, field_selector in lists:
-            request = list_request(resource, "0", field_selector=field_selector)
-            answer: Future[Response] = Future()
-            self._answers[request] = answer
-            threading.Thread(
-                target=self._send,
-                args=(transport, request, answer),
-                name=f"first-list-{resource.plural}",
-                daemon=True,
-            ).start()
-
-    @staticmethod
-    def _send(transport: Transport, request: Request, answer: Future[Response]) -> None:
-        try:
-            answer.set_result(transport.send(request))
-        except BaseException as error:  # handed to the reflector that takes it
-            answer.set_exception(error)
-
-    def take(self, request: Request) -> Response | None:
-        """The answer to ``request`` if it was sent here and not taken yet (waiting for
-        it; the error its send raised is raised here), else None."""
-        answer = self._answers.pop(request, None)
-        return None if answer is None else answer.result()
-
-
 @dataclass
 class Backoff:
     """``wait.Backoff``-style delays: ``initial`` doubling to ``maximum``, ±``jitter``."""
@@ -241,10 +179,8 @@ class Reflector:
         lock: threading.RLock | None = None,
         watch_timeout: Callable[[], float] | None = None,
         on_error: Callable[[str], None] | None = None,
-        first_lists: FirstLists | None = None,
     ) -> None:
         self.transport = transport
-        self._first_lists = first_lists
         self.resource = resource
         self.store = Store(resource, handler)
         self.field_selector = field_selector
@@ -339,15 +275,14 @@ class Reflector:
         token: str | None = None
         list_version = ""
         while True:
-            request = list_request(
-                self.resource, resource_version, field_selector=self.field_selector, token=token
+            # A resourceVersion=0 list comes whole from the watch cache (no paging).
+            params = query(
+                resourceVersion=resource_version if token is None else None,
+                limit=LIST_PAGE_SIZE if resource_version != "0" else None,
+                fieldSelector=self.field_selector,
+                **{"continue": token},
             )
-            response = None
-            if self._first_lists is not None:
-                first, self._first_lists = self._first_lists, None
-                response = first.take(request)
-            if response is None:
-                response = self.transport.send(request)
+            response = self.transport.send(Request("GET", self.resource.path(), params))
             if response.status == 410 and token is not None:
                 items, token, resource_version = [], None, ""
                 continue

@@ -76,13 +76,7 @@ from topospread.scheduler.api import (
 )
 from topospread.scheduler.binding import ApiBinding
 from topospread.scheduler.cache import OBJECT_FIELDS, PodDecoder, SchedulerCache, decode_one
-from topospread.scheduler.informer import (
-    POD_FIELD_SELECTOR,
-    FirstLists,
-    Reflector,
-    StreamingTransport,
-    object_key,
-)
+from topospread.scheduler.informer import Reflector, StreamingTransport, object_key
 from topospread.scheduler.leader import micro_time
 from topospread.scheduler.metrics import SchedulerMetrics
 from topospread.scheduler.options import SchedulerOptions
@@ -95,6 +89,9 @@ INFORMER_RESOURCES: Final = tuple(RESOURCES[k.kind] for k in KINDS if k.watched)
 """What the scheduler watches, the table's watched rows (:data:`topospread.model.kinds.KINDS`):
 the informers of kube-scheduler that topospread models (DeviceTaintRules only to refuse the
 pods whose devices they may taint)."""
+
+POD_FIELD_SELECTOR: Final = "status.phase!=Succeeded,status.phase!=Failed"
+"""The scheduler's pod informer leaves out terminated pods (``NewInformerFactory``)."""
 
 PREEMPTION_CONDITION_MESSAGE: Final = "{}: preempting to accommodate a higher priority pod"
 
@@ -134,11 +131,10 @@ class Scheduler:
         hostname: str | None = None,
         seed: int | None = None,
         event_transport: Transport | None = None,
-        first_lists: FirstLists | None = None,
     ) -> None:
         """``event_transport``: where the Events go, ``transport`` without one
         (kube-scheduler posts them through a client of their own, with a rate limiter
-        of its own). ``first_lists``: the informers' first lists, already sent."""
+        of its own)."""
         self.transport = transport
         self.options = options
         self.configuration = options.configuration
@@ -185,7 +181,6 @@ class Scheduler:
                 field_selector=POD_FIELD_SELECTOR if resource is PODS else None,
                 lock=self.cache.lock,
                 on_error=self._informer_error_counter(resource),
-                first_lists=first_lists,
             )
             for resource in INFORMER_RESOURCES
         ]
