@@ -2,8 +2,9 @@
 
     python benchmarks/pod_decode.py [--repeat 9] [--round 5000]
 
-The pod is scheduler_perf's pod-with-topology-spreading.yaml as the API server stores it
-(defaults, a managedFields entry), replicas of it differing in name and uid. Cases:
+The pod is the e2e benchmark's (scheduler_perf's pod-with-topology-spreading.yaml) as the
+API server stores it (defaults, a managedFields entry), replicas of it differing in name
+and uid; the Nodes are the e2e benchmark's. Cases:
 
 - a new pod decoded whole (``decode_object``);
 - a new replica decoded from its sibling (``PodDecoder``: same namespace, labels, spec);
@@ -23,6 +24,7 @@ import sys
 import time
 import timeit
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -35,71 +37,55 @@ from topospread.scheduler.heap import HeapKeeper
 from topospread.scheduler.options import options_from_document
 from topospread.scheduler.scheduler import Scheduler
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scheduler_e2e import perf_node, spreading_pod
+
 
 def stored_pod(index: int) -> dict[str, Any]:
-    """Replica ``index`` of the spreading pod, as the API server returns it."""
-    resources = {"cpu": "100m", "memory": "500Mi"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"spreading-pod-{index}",
-            "namespace": "sched-0",
-            "uid": f"0f7c5a0e-1234-4a4b-9c9c-{index:012d}",
-            "resourceVersion": str(1000 + index),
-            "creationTimestamp": "2026-11-28T00:00:00Z",
-            "labels": {"color": "blue"},
-            "managedFields": [
-                {
-                    "manager": "python",
-                    "operation": "Update",
-                    "apiVersion": "v1",
-                    "time": "2026-11-28T00:00:00Z",
-                    "fieldsType": "FieldsV1",
-                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:color": {}}}},
-                }
-            ],
-        },
-        "spec": {
-            "topologySpreadConstraints": [
-                {
-                    "maxSkew": 5,
-                    "topologyKey": "topology.kubernetes.io/zone",
-                    "whenUnsatisfiable": "DoNotSchedule",
-                    "labelSelector": {"matchLabels": {"color": "blue"}},
-                }
-            ],
-            "containers": [
-                {
-                    "image": "registry.k8s.io/pause:3.10.2",
-                    "name": "pause",
-                    "ports": [{"containerPort": 80, "protocol": "TCP"}],
-                    "resources": {"limits": resources, "requests": resources},
-                    "terminationMessagePath": "/dev/termination-log",
-                    "terminationMessagePolicy": "File",
-                    "imagePullPolicy": "IfNotPresent",
-                }
-            ],
-            "restartPolicy": "Always",
-            "terminationGracePeriodSeconds": 30,
-            "dnsPolicy": "ClusterFirst",
-            "securityContext": {},
-            "schedulerName": "topospread",
-            "enableServiceLinks": True,
-            "preemptionPolicy": "PreemptLowerPriority",
-            "priority": 0,
-            "tolerations": [
-                {
-                    "key": f"node.kubernetes.io/{taint}",
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 300,
-                }
-                for taint in ("not-ready", "unreachable")
-            ],
-        },
-        "status": {"phase": "Pending", "qosClass": "Guaranteed"},
-    }
+    """Replica ``index`` of the e2e benchmark's pod, as the API server returns it."""
+    doc = spreading_pod(index)
+    doc["metadata"].update(
+        uid=f"0f7c5a0e-1234-4a4b-9c9c-{index:012d}",
+        resourceVersion=str(1000 + index),
+        creationTimestamp="2026-11-28T00:00:00Z",
+        managedFields=[
+            {
+                "manager": "python",
+                "operation": "Update",
+                "apiVersion": "v1",
+                "time": "2026-11-28T00:00:00Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:color": {}}}},
+            }
+        ],
+    )
+    spec = doc["spec"]
+    spec["containers"][0].update(
+        terminationMessagePath="/dev/termination-log",
+        terminationMessagePolicy="File",
+        imagePullPolicy="IfNotPresent",
+    )
+    spec.update(
+        restartPolicy="Always",
+        terminationGracePeriodSeconds=30,
+        dnsPolicy="ClusterFirst",
+        securityContext={},
+        schedulerName="topospread",
+        enableServiceLinks=True,
+        preemptionPolicy="PreemptLowerPriority",
+        priority=0,
+        tolerations=[
+            {
+                "key": f"node.kubernetes.io/{taint}",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+            for taint in ("not-ready", "unreachable")
+        ],
+    )
+    doc["status"] = {"phase": "Pending", "qosClass": "Guaranteed"}
+    return doc
 
 
 def bound(doc: dict[str, Any], node: str) -> dict[str, Any]:
@@ -114,24 +100,9 @@ def bound(doc: dict[str, Any], node: str) -> dict[str, Any]:
 
 
 def node(index: int) -> dict[str, Any]:
-    name = f"node-{index}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "resourceVersion": "1",
-            "labels": {
-                "topology.kubernetes.io/zone": f"zone-{index % 3}",
-                "kubernetes.io/hostname": name,
-            },
-        },
-        "status": {
-            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-            "conditions": [{"status": "True", "type": "Ready"}],
-        },
-    }
+    doc = perf_node(index)
+    doc["metadata"]["resourceVersion"] = "1"
+    return doc
 
 
 def best(repeat: int, size: int, run: Callable[[], object]) -> float:
@@ -160,7 +131,7 @@ def informer_path(repeat: int, size: int) -> float:
         for pod in pods:
             scheduler.on_add(PODS, pod)
         lines = [
-            orjson.dumps({"type": "MODIFIED", "object": bound(pod, f"node-{index}")})
+            orjson.dumps({"type": "MODIFIED", "object": bound(pod, f"scheduler-perf-{index}")})
             for index, pod in enumerate(pods)
         ]
         heap.synced()
@@ -183,10 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     first, second = stored_pod(1), stored_pod(2)
     first_pod = decode_object(first)
     second_pod = decode_object(second)
-    report = bound(second, "node-2")
+    report = bound(second, "scheduler-perf-2")
     decoder = PodDecoder()
-    decoder.decode("sched-0/spreading-pod-1", first)
-    assert decoder.decode("sched-0/spreading-pod-2", second) == second_pod
+    decoder.decode("bench/spreading-pod-1", first)
+    assert decoder.decode("bench/spreading-pod-2", second) == second_pod
     rows = [
         ("a new pod, decoded whole", best(repeat, size, lambda: decode_object(second))),
         (

@@ -7,9 +7,8 @@ with the reason when there is none, failed instead when ``TOPOSPREAD_REQUIRE_ORA
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -18,24 +17,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture(scope="module")
+def bench_run(load_module: Callable[[str, Path], ModuleType]) -> ModuleType:
+    return load_module("bench_run", REPO / "benchmarks" / "run.py")
 
 
 @pytest.fixture(scope="module")
-def bench_run() -> ModuleType:
-    return _load("bench_run", REPO / "benchmarks" / "run.py")
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Path:
-    differential = _load("differential_conftest", REPO / "tests" / "differential" / "conftest.py")
+def oracle(load_module: Callable[[str, Path], ModuleType]) -> Path:
+    differential = load_module(
+        "differential_conftest", REPO / "tests" / "differential" / "conftest.py"
+    )
     binary, reason = differential.locate_oracle()
     if binary is None:
         if os.environ.get("TOPOSPREAD_REQUIRE_ORACLE") == "1":

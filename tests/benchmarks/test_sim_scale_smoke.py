@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "sim_scale.py"
 
 
-def test_sim_scale_runs_a_small_scenario(capsys) -> None:
-    spec = importlib.util.spec_from_file_location("sim_scale", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_sim_scale_runs_a_small_scenario(capsys, benchmark_script) -> None:
+    module = benchmark_script("sim_scale")
     assert module.main(["--nodes", "12", "--pods", "30", "--zones", "3"]) == 0
     numbers = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert numbers["nodes"] == 12
