@@ -174,3 +174,43 @@ def test_a_field_dropped_from_the_spec_as_the_pod_is_bound_is_read_again(index: 
     assert updated == decode_object(new)
     assert isinstance(updated, Pod)
     assert updated.priority is None
+
+
+def test_a_replica_in_another_namespace_reads_its_ephemeral_volumes_again() -> None:
+    doc: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "a", "namespace": "one", "uid": "u-a"},
+        "spec": {
+            "containers": [{"name": "c", "image": "i"}],
+            "volumes": [
+                {
+                    "name": "scratch",
+                    "ephemeral": {
+                        "volumeClaimTemplate": {
+                            "spec": {
+                                "accessModes": ["ReadWriteOnce"],
+                                "resources": {"requests": {"storage": "1Gi"}},
+                            }
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    elsewhere = copy.deepcopy(doc)
+    elsewhere["metadata"] = {"name": "b", "namespace": "two", "uid": "u-b"}
+    updated = decode_pod_update(elsewhere, doc, _decoded(doc))
+    assert updated == decode_object(elsewhere)
+    assert updated != decode_pod_update(
+        elsewhere | {"metadata": doc["metadata"]}, doc, _decoded(doc)
+    )
+
+
+def test_claim_statuses_in_either_status_are_read_afresh() -> None:
+    doc = copy.deepcopy(POD_DOCS[0])
+    doc.setdefault("spec", {})
+    with_statuses = _sibling(doc)
+    with_statuses["status"]["resourceClaimStatuses"] = [{"name": "gpu"}]
+    assert decode_pod_update(with_statuses, doc, _decoded(doc)) == decode_object(with_statuses)
+    assert decode_pod_update(doc, with_statuses, _decoded(with_statuses)) == decode_object(doc)

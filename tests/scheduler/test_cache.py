@@ -104,9 +104,18 @@ def test_a_bind_report_is_decoded_from_the_pod_it_follows() -> None:
 
 def test_a_replica_bound_elsewhere_serves_as_the_template_of_a_pending_one() -> None:
     decoder = PodDecoder()
-    decoded(decoder, bound(replica(1), "node-a"))
+    on_node = decoded(decoder, bound(replica(1), "node-a"))
     pending = decoded(decoder, replica(2))
     assert pending.node_name == ""
+    assert pending.containers is on_node.containers
+
+
+def test_a_pending_replica_serves_as_the_template_of_one_created_bound() -> None:
+    decoder = PodDecoder()
+    pending = decoded(decoder, replica(1))
+    on_node = decoded(decoder, bound(replica(2), "node-b"))
+    assert on_node.node_name == "node-b"
+    assert on_node.containers is pending.containers
 
 
 def test_a_pod_with_the_same_labels_and_another_spec_is_read_afresh() -> None:
@@ -143,7 +152,14 @@ def test_a_gone_pod_still_serves_as_its_replicas_template() -> None:
     assert again.containers is first.containers
 
 
-@pytest.mark.parametrize("labels", [{"app": ["not", "a", "string"]}, {"app": {"x": 1}}])
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {"app": ["not", "a", "string"]},  # no template: decoded whole
+        {"app": {"x": 1}},
+        {"app": 5},  # a template key: decoded from it, the metadata refused
+    ],
+)
 def test_a_pod_whose_labels_cannot_be_read_is_skipped_and_logged(
     labels: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -154,3 +170,11 @@ def test_a_pod_whose_labels_cannot_be_read_is_skipped_and_logged(
     with caplog.at_level(logging.WARNING, logger="topospread.scheduler.cache"):
         assert decoder.decode(key(doc), doc) is None
     assert "metadata.labels" in caplog.text
+
+
+def test_a_replica_with_claim_statuses_is_decoded_whole() -> None:
+    decoder = PodDecoder()
+    first = decoded(decoder, replica(1))
+    other = replica(2)
+    other["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": "c"}]
+    assert decoded(decoder, other).containers is not first.containers

@@ -413,9 +413,14 @@ def decode_pod_update(
     read again: the new pod is ``previous`` with the new metadata, node name and status,
     and the metadata is ``previous``'s too when the fields read from it are unchanged
     (a bind changes only ``resourceVersion`` and ``managedFields``). Otherwise, or for a
-    pod with resource claims (whose fields mix spec and status), the whole of ``doc`` is
-    decoded. The spec is read only with the namespace (volumes), nothing else of the
-    metadata, so ``previous``'s decoded spec is ``doc``'s."""
+    pod with resource claims or their statuses (fields that mix spec and status), the
+    whole of ``doc`` is decoded. The spec is read only with the namespace (volumes),
+    nothing else of the metadata, so ``previous``'s decoded spec is ``doc``'s.
+
+    Equal means equal as Python compares what JSON decodes to, where ``1 == True``: a
+    field the API server stores as a boolean and a document gives as a number would be
+    taken as the boolean here, where decoding afresh refuses it. The API server writes
+    neither such spec nor such metadata."""
     spec = doc.get("spec")
     old_spec = previous_doc.get("spec")
     if (
@@ -426,6 +431,8 @@ def decode_pod_update(
         or not isinstance(spec, dict)
         or not isinstance(old_spec, dict)
         or "resourceClaims" in spec
+        or _claim_statuses(doc)
+        or _claim_statuses(previous_doc)
         or not _same_but_node_name(spec, old_spec)
     ):
         return decode_object(doc, source)
@@ -461,6 +468,12 @@ _POD_META_READ: Final = (
     "creationTimestamp",
 )
 """The metadata fields ``_meta`` reads: equal in two documents, they decode alike."""
+
+
+def _claim_statuses(doc: Mapping[str, Any]) -> bool:
+    # Read with the spec's claims (decode_pod_resource_claims), not by _pod_status.
+    status = doc.get("status")
+    return isinstance(status, dict) and "resourceClaimStatuses" in status
 
 
 def _same_but_node_name(spec: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
