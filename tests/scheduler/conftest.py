@@ -44,6 +44,7 @@ def run_scheduler() -> Iterator[RunScheduler]:
         scheduler_name: str,
         *,
         transport: StreamingTransport | None = None,
+        watch_list: bool = False,
         **extra: Any,
     ) -> SchedulerApp:
         transport = transport or connect(kubeconfig).transport
@@ -54,6 +55,7 @@ def run_scheduler() -> Iterator[RunScheduler]:
             port=None,
             bind_address="127.0.0.1",
             seed=1,
+            watch_list=watch_list,
         )
         apps.append(app)
         app.start()

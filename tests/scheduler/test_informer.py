@@ -170,3 +170,146 @@ def test_an_api_group_the_server_does_not_serve_is_synced_empty_and_listed_again
     assert reflector.synced.is_set()
     assert reflector.store.items == {}
     assert [r.path for r in answers] == ["/apis/resource.k8s.io/v1/resourceclaims"]
+
+
+END = {"k8s.io/initial-events-end": "true"}
+
+
+def bookmark(rv: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": rv}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"type": "BOOKMARK", "object": {"metadata": meta}}
+
+
+class WatchListServer(FakeServer):
+    """:class:`FakeServer` that also answers watch-lists (``sendInitialEvents=true``) from
+    scripted streams: bytes, or a Response (a refusal)."""
+
+    def __init__(self, streams: list[Any], lists: list[bytes], watches: list[Any]) -> None:
+        super().__init__(lists, watches)
+        self.streams = streams
+
+    def __call__(self, request: Request) -> Response:
+        if dict(request.query).get("sendInitialEvents") == "true":
+            step = self.streams.pop(0)
+            return step if isinstance(step, Response) else Response(200, step)
+        return super().__call__(request)
+
+
+def run_streaming(server: WatchListServer, recorder: Recorder) -> tuple[Reflector, FakeTransport]:
+    transport = FakeTransport(server)
+    reflector = Reflector(transport, PODS, recorder, watch_timeout=lambda: 300, watch_list=True)
+    reflector._backoff = Backoff(initial=0.0, maximum=0.0, jitter=0.0)
+    server.reflector = reflector
+    reflector.run()
+    return reflector, transport
+
+
+def kinds(transport: FakeTransport) -> list[str]:
+    def kind(request: Request) -> str:
+        params = dict(request.query)
+        if params.get("sendInitialEvents") == "true":
+            return "watch-list"
+        return "watch" if params.get("watch") == "true" else "list"
+
+    return [kind(r) for r in transport.requests]
+
+
+def test_the_state_streams_then_the_same_stream_goes_on_as_the_watch():
+    server = WatchListServer(
+        streams=[
+            lines(
+                {"type": "ADDED", "object": obj("a", "5")},
+                {"type": "ADDED", "object": obj("b", "6")},
+                bookmark("7"),  # a progress bookmark: the state goes on
+                {"type": "ADDED", "object": obj("c", "8")},
+                bookmark("9", END),
+                {"type": "MODIFIED", "object": obj("a", "12")},
+            )
+        ],
+        lists=[],
+        watches=[lines({"type": "DELETED", "object": obj("b", "13")})],
+    )
+    recorder = Recorder()
+    reflector, transport = run_streaming(server, recorder)
+    assert recorder.events == [
+        ("add", "a"),
+        ("add", "b"),
+        ("add", "c"),
+        ("update", "a"),
+        ("delete", "b"),
+    ]
+    assert kinds(transport) == ["watch-list", "watch", "watch"]
+    first = dict(transport.requests[0].query)
+    assert first["resourceVersionMatch"] == "NotOlderThan"
+    assert first["allowWatchBookmarks"] == "true"
+    assert "resourceVersion" not in first  # a consistent read
+    assert dict(transport.requests[1].query)["resourceVersion"] == "12"
+    assert reflector.lists == reflector.streamed == 1
+    assert reflector.synced.is_set()
+
+
+def test_a_server_that_refuses_watch_lists_is_listed_instead():
+    refusal = json.dumps(
+        {
+            "kind": "Status",
+            "code": 422,
+            "reason": "Invalid",
+            "message": "resourceVersionMatch: Forbidden: sendInitialEvents requires ...",
+        }
+    ).encode()
+    server = WatchListServer(
+        streams=[Response(422, refusal)],
+        lists=[listing("10", obj("a", "5"))],
+        watches=[],
+    )
+    recorder = Recorder()
+    reflector, transport = run_streaming(server, recorder)
+    assert recorder.events == [("add", "a")]
+    assert kinds(transport)[:3] == ["watch-list", "list", "watch"]
+    assert dict(transport.requests[2].query)["resourceVersion"] == "10"
+    assert (reflector.lists, reflector.streamed) == (1, 0)
+
+
+def test_a_stream_that_ends_before_its_state_does_is_made_good_by_a_list():
+    server = WatchListServer(
+        streams=[
+            lines(
+                {"type": "ADDED", "object": obj("a", "5")},
+                {"type": "ADDED", "object": obj("b", "6")},
+            )
+        ],
+        lists=[listing("10", obj("a", "5"), obj("c", "7"))],
+        watches=[],
+    )
+    recorder = Recorder()
+    reflector, _ = run_streaming(server, recorder)
+    assert recorder.events == [("add", "a"), ("add", "b"), ("delete", "b"), ("add", "c")]
+    assert set(reflector.store.items) == {"ns/a", "ns/c"}
+
+
+def test_after_an_expiry_the_state_streams_again_and_replaces_the_store():
+    gone = json.dumps({"kind": "Status", "code": 410, "reason": "Expired"}).encode()
+    server = WatchListServer(
+        streams=[
+            lines(
+                {"type": "ADDED", "object": obj("a", "5")},
+                {"type": "ADDED", "object": obj("b", "6")},
+                bookmark("10", END),
+            ),
+            lines(
+                {"type": "ADDED", "object": obj("a", "5")},
+                {"type": "ADDED", "object": obj("c", "20")},
+                bookmark("30", END),
+            ),
+        ],
+        lists=[],
+        watches=[gone],
+    )
+    recorder = Recorder()
+    reflector, transport = run_streaming(server, recorder)
+    assert recorder.events == [("add", "a"), ("add", "b"), ("delete", "b"), ("add", "c")]
+    assert kinds(transport)[:3] == ["watch-list", "watch", "watch-list"]
+    assert reflector.lists == reflector.streamed == 2
+    assert reflector.last_resource_version == "30"

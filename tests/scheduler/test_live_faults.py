@@ -19,6 +19,7 @@ none bound twice, none left assumed.
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import threading
 import time
@@ -180,6 +181,27 @@ def test_watch_expiry_forces_a_relist(
     wait_for(all_bound(admin, namespace, 40), 60, 0.5, "the pods seen by the relist to be bound")
     assert pods_reflector.lists == lists + 1
     check_final(app, admin, namespace, 40)
+
+
+def test_with_watch_lists_the_state_streams_and_streams_again_after_an_expiry(
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name, caplog
+):
+    namespace = namespace_for(kube, unique_name("watchlist"))
+    create_all(kube, make_pods(namespace, scheduler_name, 20), workers=16)
+    with caplog.at_level(logging.WARNING, logger="topospread.scheduler.informer"):
+        app = run_scheduler(plane.admin_kubeconfig, scheduler_name, watch_list=True)
+        wait_for(all_bound(admin, namespace, 20), 60, 0.5, "the pods streamed at start bound")
+        pods_reflector = next(r for r in app.scheduler.reflectors if r.resource.plural == "pods")
+        pods_reflector._backoff = Backoff(initial=3.0, maximum=3.0, jitter=0.0)
+        lists = pods_reflector.lists
+        pods_reflector.cut_watch()
+        create_all(kube, make_pods(namespace, scheduler_name, 40, start=20), workers=16)
+        plane.compact_etcd()
+        wait_for(all_bound(admin, namespace, 60), 60, 0.5, "the pods streamed again bound")
+    assert pods_reflector.lists == lists + 1
+    assert pods_reflector.streamed == pods_reflector.lists == 2
+    assert "watch-list failed" not in caplog.text
+    check_final(app, admin, namespace, 60)
 
 
 def test_pods_bound_by_another_client_while_in_flight(

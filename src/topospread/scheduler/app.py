@@ -106,6 +106,7 @@ class SchedulerApp:
         lease_transport: StreamingTransport | None = None,
         event_transport: Transport | None = None,
         heap: HeapKeeper | None = None,
+        watch_list: bool = False,
     ) -> None:
         self.options = options
         self.heap = heap
@@ -120,6 +121,7 @@ class SchedulerApp:
             hostname=self.hostname,
             seed=seed,
             event_transport=event_transport,
+            watch_list=watch_list,
         )
         self.state = "starting"
         self.lost_lease = False

@@ -1,9 +1,13 @@
 """List-then-watch informers, as client-go's reflector and shared informer do it.
 
 A :class:`Reflector` lists a resource (``resourceVersion=0`` first, served from the API
-server's watch cache, as ``reflector.go`` does), hands the items to its store as one
-replacement, then watches from the list's resourceVersion with ``allowWatchBookmarks``.
-Each event moves the store forward and is dispatched to the handlers. The watch ends:
+server's watch cache, as ``reflector.go`` did before v1.35), hands the items to its store
+as one replacement, then watches from the list's resourceVersion with
+``allowWatchBookmarks``. With ``watch_list`` it takes the state as client-go's reflector
+does by default since v1.35 (``WatchListClient``; KEP-3157) instead: one watch with
+``sendInitialEvents=true`` streams every object, a bookmark marks the end of the state,
+and the same stream goes on as the watch; where the server refuses that, it lists. Each
+event moves the store forward and is dispatched to the handlers. The watch ends:
 
 - normally after ``timeoutSeconds`` (a random 5-10 minutes, ``minWatchTimeout`` × (1+rand)):
   watch again from the last resourceVersion seen;
@@ -12,8 +16,8 @@ Each event moves the store forward and is dispatched to the handlers. The watch 
   ``wait.Backoff`` client-go's reflector uses), so that a restarted server resumes
   without a relist;
 - with ``410 Gone`` / an ERROR event ``Expired`` (the resourceVersion was compacted):
-  relist, with ``resourceVersion=""`` (a consistent read, as client-go's
-  ``relistResourceVersion`` after an expiry) and a replacement of the store.
+  take the state again (a watch-list, or a list with ``resourceVersion=""``: a consistent
+  read, as client-go's ``relistResourceVersion`` after an expiry) and replace the store.
 
 The :class:`Store` keys objects ``namespace/name`` (``MetaNamespaceKeyFunc``) and turns a
 replacement into the adds, updates and deletes that make the handlers' view equal to the
@@ -29,7 +33,7 @@ import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import orjson
 
@@ -50,6 +54,8 @@ log = logging.getLogger("topospread.scheduler.informer")
 
 MIN_WATCH_TIMEOUT = 300.0
 """client-go's ``minWatchTimeout``: each watch lasts a random 1-2 times this long."""
+INITIAL_EVENTS_END: Final = "k8s.io/initial-events-end"
+"""The annotation of the BOOKMARK that ends a watch-list's initial events."""
 LIST_PAGE_SIZE = 500
 ABSENT_RELIST_SECONDS = 60.0
 """How often a resource the server does not serve (an optional API group, 404) is listed
@@ -179,8 +185,12 @@ class Reflector:
         lock: threading.RLock | None = None,
         watch_timeout: Callable[[], float] | None = None,
         on_error: Callable[[str], None] | None = None,
+        watch_list: bool = False,
     ) -> None:
         self.transport = transport
+        self.watch_list = watch_list
+        """Sync with a watch-list stream first (client-go's default since v1.35), and list
+        only when the server refuses it; False: list, then watch."""
         self.resource = resource
         self.store = Store(resource, handler)
         self.field_selector = field_selector
@@ -190,6 +200,8 @@ class Reflector:
         self.last_resource_version = ""
         self.lists = 0
         """Lists done (1 after the first sync; more after expiries)."""
+        self.streamed = 0
+        """Of :attr:`lists`, those streamed by a watch-list."""
         self.watches = 0
         """Watches opened."""
         self._watch_timeout = watch_timeout or (lambda: MIN_WATCH_TIMEOUT * (1 + random.random()))
@@ -235,8 +247,11 @@ class Reflector:
         """ListAndWatch until stopped; errors back off and retry, never end the loop."""
         relist_version = "0"
         while not self._stop.is_set():
+            rest: Iterator[bytes] | None = None
             try:
-                self._list(relist_version)
+                rest = self._watch_list() if self.watch_list else None
+                if rest is None and not self._stop.is_set():
+                    self._list(relist_version)
             except _NotServed:
                 self._stop.wait(ABSENT_RELIST_SECONDS)
                 continue
@@ -254,6 +269,8 @@ class Reflector:
                 continue
             self._backoff.reset()
             try:
+                if rest is not None:
+                    self._follow(rest)  # the watch-list's stream goes on as a watch
                 self._watch_loop()
             except _Expired:
                 relist_version = ""
@@ -334,25 +351,104 @@ class Reflector:
             )
             request = Request("GET", self.resource.path(), params)
             self.watches += 1
-            try:
-                for line in self.transport.stream(
-                    request, read_timeout=timeout + 60, on_open=self._opened
-                ):
-                    if self._stop.is_set():
-                        return
-                    self._event(line)
-                if self._dropped.is_set():
-                    # Cut by cut_watch(): a closed socket may read as a clean end.
-                    raise ClusterError(f"watch {self.resource.plural}: connection dropped")
-                self._backoff.reset()
-            except ClusterError as error:
-                self._dropped.clear()
+            self._follow(
+                self.transport.stream(request, read_timeout=timeout + 60, on_open=self._opened)
+            )
+
+    def _follow(self, lines: Iterator[bytes]) -> None:
+        """A watch's events applied until its stream ends; a dropped or failed stream is
+        reported and backs off (the watch is then opened again from the last
+        resourceVersion)."""
+        try:
+            for line in lines:
                 if self._stop.is_set():
                     return
-                self._report(f"watch {self.resource.plural}: {error}")
-                self._stop.wait(self._backoff.next())
-            finally:
-                self._cut = None
+                self._event(line)
+            if self._dropped.is_set():
+                # Cut by cut_watch(): a closed socket may read as a clean end.
+                raise ClusterError(f"watch {self.resource.plural}: connection dropped")
+            self._backoff.reset()
+        except ClusterError as error:
+            self._dropped.clear()
+            if self._stop.is_set():
+                return
+            self._report(f"watch {self.resource.plural}: {error}")
+            self._stop.wait(self._backoff.next())
+        finally:
+            self._cut = None
+
+    # -- watch-list ------------------------------------------------------------------------
+
+    def _watch_list(self) -> Iterator[bytes] | None:
+        """The resource's state as a stream, as client-go's reflector takes it since v1.35
+        (``WatchListClient``; KEP-3157): a watch with ``sendInitialEvents=true`` from a
+        consistent ``resourceVersion=""`` sends every object as ADDED, then a BOOKMARK
+        annotated ``k8s.io/initial-events-end`` at the state's resourceVersion. The store
+        then holds that state (synced) and the rest of the stream, returned, is the watch
+        that follows. None when the server refused or the stream ended or failed before
+        that bookmark: the caller lists instead, as client-go falls back to a list.
+
+        The first sync (an empty store) hands each object to the handlers as it arrives,
+        so decoding keeps pace with the server's sending instead of waiting for the whole
+        answer; a later one replaces the store at the bookmark, so that objects gone meanwhile
+        are reported deleted (``DeltaFIFO.Replace``)."""
+        timeout = self._watch_timeout()
+        params = query(
+            watch="true",
+            sendInitialEvents="true",
+            resourceVersionMatch="NotOlderThan",
+            allowWatchBookmarks="true",
+            timeoutSeconds=int(timeout),
+            fieldSelector=self.field_selector,
+        )
+        self.watches += 1
+        lines = iter(
+            self.transport.stream(
+                Request("GET", self.resource.path(), params),
+                read_timeout=timeout + 60,
+                on_open=self._opened,
+            )
+        )
+        as_they_come = not self.store.items
+        initial: dict[str, dict[str, Any]] = {}
+        try:
+            for line in lines:
+                if self._stop.is_set():
+                    return None
+                event = self._watch_event(line)
+                if event is None:
+                    continue
+                kind, obj = event
+                if kind == "BOOKMARK":
+                    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+                    if annotations.get(INITIAL_EVENTS_END) != "true":
+                        continue
+                    with self.lock:
+                        if not as_they_come:
+                            self.store.replace(list(initial.values()))
+                        self.last_resource_version = _resource_version(obj)
+                        self.lists += 1
+                        self.streamed += 1
+                    self.synced.set()
+                    return lines
+                if as_they_come:
+                    with self.lock:
+                        self.store.apply(kind, obj)
+                elif kind == "DELETED":
+                    initial.pop(object_key(obj), None)
+                else:
+                    initial[object_key(obj)] = obj
+            reason = "the stream ended before its initial events did"
+        except (ClusterError, _Expired) as error:
+            reason = str(error) or "expired"
+        self._dropped.clear()
+        self._cut = None
+        if not self._stop.is_set():
+            log.warning(
+                "watch-list failed, listing instead",
+                extra={"resource": self.resource.plural, "reason": reason},
+            )
+        return None
 
     def _opened(self, cut: Callable[[], None]) -> None:
         self._cut = cut
@@ -360,18 +456,33 @@ class Reflector:
             cut()
 
     def _event(self, line: bytes) -> None:
+        event = self._watch_event(line)
+        if event is None:
+            return
+        kind, obj = event
+        version = _resource_version(obj)
+        if kind == "BOOKMARK":
+            self.last_resource_version = version
+            return
+        with self.lock:
+            self.store.apply(kind, obj)
+            self.last_resource_version = version
+
+    def _watch_event(self, line: bytes) -> tuple[str, dict[str, Any]] | None:
+        """A watch line as its type (ADDED, MODIFIED, DELETED or BOOKMARK) and object;
+        None for a line to skip. An ERROR raises: :class:`_Expired` for a 410."""
         try:
             event = orjson.loads(line)
         except orjson.JSONDecodeError:
             self._report(f"watch {self.resource.plural}: a line that is not JSON")
-            return
+            return None
         kind = event.get("type")
         obj = event.get("object")
         if kind is None and event.get("kind") == "Status":
             # The whole answer was an error status (the watch request itself failed).
             obj, kind = event, "ERROR"
         if not isinstance(obj, dict):
-            return
+            return None
         if kind == "ERROR":
             code = obj.get("code")
             if code == 410 or obj.get("reason") in ("Expired", "Gone"):
@@ -380,14 +491,10 @@ class Reflector:
                 f"{self.transport.server}: watch {self.resource.plural}: "
                 f"{obj.get('message') or obj.get('reason') or code}"
             )
-        version = _resource_version(obj)
         if kind == "BOOKMARK":
-            self.last_resource_version = version
-            return
+            return kind, obj
         if kind not in ("ADDED", "MODIFIED", "DELETED"):
-            return
+            return None
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
-        with self.lock:
-            self.store.apply(kind, obj)
-            self.last_resource_version = version
+        return kind, obj

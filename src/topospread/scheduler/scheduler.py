@@ -131,10 +131,12 @@ class Scheduler:
         hostname: str | None = None,
         seed: int | None = None,
         event_transport: Transport | None = None,
+        watch_list: bool = False,
     ) -> None:
         """``event_transport``: where the Events go, ``transport`` without one
         (kube-scheduler posts them through a client of their own, with a rate limiter
-        of its own)."""
+        of its own). ``watch_list``: the informers take their state as a watch-list
+        stream (:class:`~topospread.scheduler.informer.Reflector`)."""
         self.transport = transport
         self.options = options
         self.configuration = options.configuration
@@ -181,6 +183,7 @@ class Scheduler:
                 field_selector=POD_FIELD_SELECTOR if resource is PODS else None,
                 lock=self.cache.lock,
                 on_error=self._informer_error_counter(resource),
+                watch_list=watch_list,
             )
             for resource in INFORMER_RESOURCES
         ]
