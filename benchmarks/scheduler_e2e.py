@@ -290,6 +290,11 @@ def main() -> None:
         help="run topospread once with each of these --cpu-affinity (default: once, with "
         "its own default)",
     )
+    parser.add_argument(
+        "--watch-list",
+        action="store_true",
+        help="run topospread once more with --watch-list (its informers' state streamed)",
+    )
     options = parser.parse_args()
     schedulers: list[tuple[str, tuple[str, ...], str | None]] = []
     if options.only != "topospread":
@@ -307,6 +312,8 @@ def main() -> None:
                     notes.append(f"cpu affinity {affinity}")
                 label = ", ".join(["topospread", *notes]) if notes else None
                 schedulers.append(("topospread", args, label))
+        if options.watch_list:
+            schedulers.append(("topospread", ("--watch-list",), "topospread, watch-list"))
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
         try:
