@@ -268,14 +268,19 @@ def test_two_apply_processes_one_evicts_the_other_waits_and_says_who_holds_the_l
     first = second = None
     renewals: RenewTimes | None = None
     try:
+        # The kubelet lags until the second process has found the Lease held: the first
+        # waits for its evictions to be replaced, holding the Lease, however long the
+        # second takes to start on a loaded machine (a CI run once saw the first finish
+        # before the second asked).
+        kubelet.pause()
         first = ApplyProcess(plane.admin_kubeconfig, namespace, *args)
         holder = first.wait_for_line(HOLDING, 60).group(2)
         # While the first one works, the Lease stays its own and is renewed, though the run
-        # lasts longer than the lease duration. Watched from the moment it is held: the
-        # second process's start on a loaded machine can take most of the first's run.
+        # lasts longer than the lease duration. Watched from the moment it is held.
         renewals = RenewTimes(connection, lease, holder)
         second = ApplyProcess(plane.admin_kubeconfig, namespace, *args)
         waiting = second.wait_for_line(r"is held by (\S+) .*waiting for it", 60)
+        kubelet.resume()
         assert waiting.group(1) == holder
         code, applied = first.finish(120)
         renewals.stop()

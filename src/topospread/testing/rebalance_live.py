@@ -56,6 +56,7 @@ class FakeKubelet:
         self.namespaces = list(namespaces)
         self.period = period
         self._stop = threading.Event()
+        self._paused = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake-kubelet", daemon=True)
 
     def __enter__(self) -> FakeKubelet:
@@ -98,11 +99,21 @@ class FakeKubelet:
                 patch = {"status": {"phase": "Running", "startTime": now, "conditions": conditions}}
                 self._send("PATCH", path + "/status", patch, "application/merge-patch+json")
 
+    def pause(self) -> None:
+        """Mark and remove nothing until :meth:`resume`: a kubelet that lags, so that a
+        rebalance waiting for its evictions to be replaced keeps waiting."""
+        self._paused.set()
+
+    def resume(self) -> None:
+        """Back to work after :meth:`pause`."""
+        self._paused.clear()
+
     def _run(self) -> None:
         while not self._stop.is_set():
             # A stand-in kubelet keeps going through API hiccups, as a real one does.
-            with contextlib.suppress(Exception):
-                self.sync()
+            if not self._paused.is_set():
+                with contextlib.suppress(Exception):
+                    self.sync()
             self._stop.wait(self.period)
 
 
