@@ -101,8 +101,10 @@ class PodDecoder:
         template = None
         if previous is None:
             template = _template(raw)
-            if template is not None:
-                previous = self._siblings.pop(template, None)
+            try:
+                previous = self._siblings.pop(template, None) if template else None
+            except TypeError:  # a label value that is not a string (refused below)
+                template = None
         if previous is None:
             pod = decode_one(raw)
         else:
@@ -125,17 +127,13 @@ class PodDecoder:
 
 
 def _template(raw: dict[str, Any]) -> tuple[object, ...] | None:
-    # What a pod shares with the replicas of its template; None if it cannot be a key.
+    # What a pod shares with the replicas of its template (unhashable if a label value is
+    # not a string); None without metadata.
     meta = raw.get("metadata")
     if not isinstance(meta, dict):
         return None
     labels = meta.get("labels")
-    key = (meta.get("namespace"), tuple(labels.items()) if isinstance(labels, dict) else None)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    return (meta.get("namespace"), tuple(labels.items()) if isinstance(labels, dict) else None)
 
 
 @dataclass(slots=True)

@@ -411,10 +411,11 @@ class Reflector:
         )
         as_they_come = not self.store.items
         initial: dict[str, dict[str, Any]] = {}
+        reason = "stopped"
         try:
             for line in lines:
                 if self._stop.is_set():
-                    return None
+                    break
                 event = self._watch_event(line)
                 if event is None:
                     continue
@@ -438,9 +439,13 @@ class Reflector:
                     initial.pop(object_key(obj), None)
                 else:
                     initial[object_key(obj)] = obj
-            reason = "the stream ended before its initial events did"
+            else:
+                reason = "the stream ended before its initial events did"
         except (ClusterError, _Expired) as error:
             reason = str(error) or "expired"
+        close = getattr(lines, "close", None)
+        if close is not None:
+            close()  # the connection goes now, not when the generator is collected
         self._dropped.clear()
         self._cut = None
         if not self._stop.is_set():
