@@ -2,7 +2,8 @@
 
 ``run_scheduler`` starts a :class:`SchedulerApp` against a control plane with one profile
 under a unique schedulerName (so it takes only its own pods in the shared cluster) and
-stops it at the end of the test.
+stops it at the end of the test; ``watch_process=True`` reads its pod watch in a watch
+process, as ``topospread scheduler`` does by default on 2 or more cores.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 import pytest
 
 from topospread.client.config import connect
+from topospread.client.watch_process import WatchProcessTransport
+from topospread.client.write_process import ConnectionSettings
 from topospread.scheduler.app import SchedulerApp
 from topospread.scheduler.informer import StreamingTransport
 from topospread.scheduler.options import options_from_document
@@ -38,6 +41,7 @@ def scheduler_options(scheduler_name: str, **extra: Any):
 def run_scheduler() -> Iterator[RunScheduler]:
     apps: list[SchedulerApp] = []
     transports: list[StreamingTransport] = []
+    watch_processes: list[WatchProcessTransport] = []
 
     def start(
         kubeconfig: Path,
@@ -45,10 +49,15 @@ def run_scheduler() -> Iterator[RunScheduler]:
         *,
         transport: StreamingTransport | None = None,
         watch_list: bool = False,
+        watch_process: bool = False,
         **extra: Any,
     ) -> SchedulerApp:
         transport = transport or connect(kubeconfig).transport
         transports.append(transport)
+        pod_transport = None
+        if watch_process:
+            pod_transport = WatchProcessTransport(transport, ConnectionSettings(str(kubeconfig)))
+            watch_processes.append(pod_transport)
         app = SchedulerApp(
             transport,
             scheduler_options(scheduler_name, **extra),
@@ -56,6 +65,7 @@ def run_scheduler() -> Iterator[RunScheduler]:
             bind_address="127.0.0.1",
             seed=1,
             watch_list=watch_list,
+            pod_transport=pod_transport,
         )
         apps.append(app)
         app.start()
@@ -65,6 +75,8 @@ def run_scheduler() -> Iterator[RunScheduler]:
     yield start
     for app in apps:
         app.stop(drain_timeout=10)
+    for watches in watch_processes:
+        watches.close()
     # Closed here, not left to the garbage collector: an unclosed TLS socket warns in
     # whichever later test collects it.
     for used in transports:

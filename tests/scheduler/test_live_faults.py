@@ -4,13 +4,15 @@ A private control plane (no controller manager, so nothing but the test and the 
 writes pods; the API server's watch cache off, so that a compaction of etcd expires
 watches as it would on a busy cluster's cache):
 
-- kube-apiserver killed and restarted while binds are in flight;
-- a watch expired (resourceVersion compacted away) forcing a relist;
+- kube-apiserver killed and restarted while binds are in flight, and a watch expired
+  (resourceVersion compacted away) forcing a relist, each with the pod watch read in
+  this process and in a watch process;
 - pods bound by another client between the cycle and the bind (409);
 - a Node deleted between the cycle and the bind;
-- two replicas with leader election, each sending its writes from a write process, the
-  leader SIGKILLed: its write process exits, the standby takes over within leaseDuration
-  plus a few seconds and posts its Events, and on SIGTERM releases the Lease.
+- two replicas with leader election, each sending its writes from a write process and
+  reading its pod watch in a watch process, the leader SIGKILLed: both its children exit,
+  the standby takes over within leaseDuration plus a few seconds and posts its Events,
+  and on SIGTERM releases the Lease.
 
 The final check compares the API server's pods with the scheduler's cache: no pod lost,
 none bound twice, none left assumed.
@@ -151,12 +153,15 @@ class ScriptedTransport:
         self.inner.close()
 
 
+@pytest.mark.parametrize("watch_process", [False, True], ids=["pods watched here", "in a child"])
 def test_apiserver_killed_and_restarted_mid_run(
-    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name, watch_process
 ):
     namespace = namespace_for(kube, unique_name("restart"))
     transport = RateLimitedTransport(connect(plane.admin_kubeconfig).transport, 25, 5)
-    app = run_scheduler(plane.admin_kubeconfig, scheduler_name, transport=transport)
+    app = run_scheduler(
+        plane.admin_kubeconfig, scheduler_name, transport=transport, watch_process=watch_process
+    )
     create_all(kube, make_pods(namespace, scheduler_name, 150), workers=16)
     wait_for(lambda: app.scheduler.scheduled >= 20, 30, 0.05, "the first binds")
     plane.restart_apiserver(down_seconds=2.0)
@@ -166,11 +171,12 @@ def test_apiserver_killed_and_restarted_mid_run(
     assert sum(r.watches for r in app.scheduler.reflectors) > len(app.scheduler.reflectors)
 
 
+@pytest.mark.parametrize("watch_process", [False, True], ids=["pods watched here", "in a child"])
 def test_watch_expiry_forces_a_relist(
-    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name
+    plane, kube, admin, nodes, run_scheduler, scheduler_name, unique_name, watch_process
 ):
     namespace = namespace_for(kube, unique_name("expiry"))
-    app = run_scheduler(plane.admin_kubeconfig, scheduler_name)
+    app = run_scheduler(plane.admin_kubeconfig, scheduler_name, watch_process=watch_process)
     pods_reflector = next(r for r in app.scheduler.reflectors if r.resource.plural == "pods")
     # Long enough to create pods and compact etcd before the watch is opened again.
     pods_reflector._backoff = Backoff(initial=3.0, maximum=3.0, jitter=0.0)
@@ -321,7 +327,8 @@ def test_two_replicas_leader_killed_standby_takes_over(
         standby = 1 - leader
         create_all(kube, make_pods(namespace, scheduler_name, 20))
         wait_for(all_bound(admin, namespace, 20), 30, 0.3, "the leader to bind")
-        (leader_writer,) = child_pids(replicas[leader].pid)
+        children = child_pids(replicas[leader].pid)
+        assert len(children) == 2  # its write process and its watch process
         replicas[leader].send_signal(signal.SIGKILL)
         replicas[leader].wait()
         killed = time.monotonic()
@@ -335,7 +342,8 @@ def test_two_replicas_leader_killed_standby_takes_over(
         takeover = time.monotonic() - killed
         assert takeover <= lease_duration + 5, f"took {takeover:.1f} s"
         assert topospread_state(ports[standby]) == "leader"
-        assert not is_running(leader_writer), "the killed leader's write process lives on"
+        alive = [child for child in children if is_running(child)]
+        assert not alive, "the killed leader's write or watch process lives on"
         holder = json.loads(
             admin.transport.send(
                 Request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}")

@@ -75,6 +75,14 @@ __all__ = ["scheduler_command"]
     "cores, else 0.",
 )
 @click.option(
+    "--watch-process/--no-watch-process",
+    default=None,
+    help="Read the pod informer's watch (a line per bind) in a process of its own, whose "
+    "lines come over a pipe in batches, instead of in the scheduling process. Default: "
+    "with a write process; on 2 cores it took a tenth of the scheduling process's CPU "
+    "(BENCHMARKS.md).",
+)
+@click.option(
     "--cpu-affinity",
     type=click.Choice(["auto", "off"]),
     default="auto",
@@ -103,6 +111,7 @@ def scheduler_command(
     max_unschedulable: str,
     bind_workers: int | None,
     write_processes: int | None,
+    watch_process: bool | None,
     cpu_affinity: str,
     watch_list: bool,
     log_format: str,
@@ -120,6 +129,7 @@ def scheduler_command(
         plan_cores,
         usable_cores,
     )
+    from topospread.client.watch_process import WatchProcessTransport
     from topospread.client.write_process import ConnectionSettings, WriteProcessTransport
     from topospread.scheduler.api import RateLimitedTransport
     from topospread.scheduler.app import SchedulerApp, configure_logging
@@ -152,7 +162,13 @@ def scheduler_command(
         # Nodes already deleted against 21 at 64 (BENCHMARKS.md). Without a child every
         # bind's HTTP work shares the loop's GIL, and 16 measured best there.
         bind_workers = 64 if write_processes else 16
-    cores = plan_cores(usable_cores(), write_processes) if cpu_affinity == "auto" else None
+    if watch_process is None:
+        watch_process = write_processes > 0
+    cores = (
+        plan_cores(usable_cores(), write_processes, watch_process=watch_process)
+        if cpu_affinity == "auto"
+        else None
+    )
     # Before any thread starts: the threads and children inherit the core. Where the
     # platform cannot pin (no sched_setaffinity), nothing is planned for the children.
     if cores is not None and not pin_this_process({cores.scheduler}):
@@ -160,16 +176,20 @@ def scheduler_command(
     if cores is not None:
         logging.getLogger("topospread.scheduler").info(
             "cpu affinity",
-            extra={"scheduler": cores.scheduler, "write_processes": list(cores.write_processes)},
+            extra={
+                "scheduler": cores.scheduler,
+                "write_processes": list(cores.write_processes),
+                "watch_process": cores.watch_process,
+            },
         )
     # Binds, status patches, Events, the Lease and lists run concurrently.
     connection.transport.widen_pool(bind_workers + 16)
     writes: StreamingTransport = connection.transport
     write_process: WriteProcessTransport | None = None
+    settings = ConnectionSettings(
+        str(path) if path else None, kubectl_rules=False, pool_size=bind_workers + 16
+    )
     if write_processes:
-        settings = ConnectionSettings(
-            str(path) if path else None, kubectl_rules=False, pool_size=bind_workers + 16
-        )
         writes = write_process = WriteProcessTransport(
             connection.transport,
             settings,
@@ -182,6 +202,14 @@ def scheduler_command(
     # requests wait behind no bind).
     lease_transport = RateLimitedTransport(connection.transport, client.qps, client.burst)
     event_transport = RateLimitedTransport(writes, client.qps, client.burst)
+    # The pod informer's lists share the client's rate limiter, as its other reads do.
+    pod_watches = (
+        WatchProcessTransport(
+            transport, settings, core=cores.watch_process if cores is not None else None
+        )
+        if watch_process
+        else None
+    )
     try:
         app = SchedulerApp(
             transport,
@@ -193,6 +221,7 @@ def scheduler_command(
             event_transport=event_transport,
             heap=HeapKeeper(),
             watch_list=watch_list,
+            pod_transport=pod_watches,
         )
     except OSError as exc:
         click.echo(f"cannot serve on {bind_address}:{port}: {exc.strerror or exc}", err=True)
@@ -203,6 +232,8 @@ def scheduler_command(
         status = EXIT_INPUT
     else:
         status = app.run_until_signalled()
+    if pod_watches is not None:
+        pod_watches.close()
     if write_process is not None:
         write_process.close()
     sys.exit(status)

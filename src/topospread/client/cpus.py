@@ -1,4 +1,4 @@
-"""Which cores a process and its write processes run on.
+"""Which cores a process and its write and watch processes run on.
 
 A CPython process runs Python code on one core at a time (the GIL). Left to the kernel,
 its threads spread over every core the host has, and each hand-off of the GIL between
@@ -29,10 +29,12 @@ is pinned (on 2 cores pinning was measured no faster, BENCHMARKS.md)."""
 
 @dataclass(frozen=True, slots=True)
 class CorePlan:
-    """The core of the scheduling process, and one per write process."""
+    """The core of the scheduling process, one per write process, and the watch
+    process's."""
 
     scheduler: int
     write_processes: tuple[int, ...]
+    watch_process: int | None = None
 
 
 def default_write_processes(cores: int) -> int:
@@ -60,14 +62,22 @@ def usable_cores() -> list[int]:
     return list(range(os.cpu_count() or 1))
 
 
-def plan_cores(cores: Sequence[int], write_processes: int) -> CorePlan | None:
-    """One core each, the highest first (interrupts favour the lowest), or None when
-    the process may use fewer than :data:`MIN_CORES_TO_PIN` cores or fewer than one per
-    process plus one to spare."""
+def plan_cores(
+    cores: Sequence[int], write_processes: int, *, watch_process: bool = False
+) -> CorePlan | None:
+    """One core each, the highest first (interrupts favour the lowest): the scheduler,
+    its write processes, then its watch process; None when the process may use fewer
+    than :data:`MIN_CORES_TO_PIN` cores or fewer than one per process plus one to
+    spare."""
     ordered = sorted(cores, reverse=True)
-    if len(ordered) < max(MIN_CORES_TO_PIN, write_processes + 2):
+    processes = 1 + write_processes + int(watch_process)
+    if len(ordered) < max(MIN_CORES_TO_PIN, processes + 1):
         return None
-    return CorePlan(ordered[0], tuple(ordered[1 : 1 + write_processes]))
+    return CorePlan(
+        ordered[0],
+        tuple(ordered[1 : 1 + write_processes]),
+        ordered[1 + write_processes] if watch_process else None,
+    )
 
 
 def pin_this_process(cores: Collection[int]) -> bool:

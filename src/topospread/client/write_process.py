@@ -27,9 +27,7 @@ import itertools
 import json
 import logging
 import os
-import pickle
 import signal
-import struct
 import subprocess
 import sys
 import threading
@@ -37,10 +35,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import IO, Any, Final
+from typing import IO, Final
 
 from topospread.client.chained import FollowUp, Render
 from topospread.client.cpus import pin_this_process
+from topospread.client.frames import FrameWriter, read_frames, write_frame
 from topospread.client.multiplexed import MultiplexedSender, unsupported
 from topospread.client.transport import Answer, KubeTransport, Request, Response
 from topospread.errors import (
@@ -55,7 +54,6 @@ __all__ = ["ConnectionSettings", "WriteProcessTransport"]
 log = logging.getLogger("topospread.client.write_process")
 
 READ_METHODS: Final = frozenset({"GET", "HEAD"})
-_HEADER: Final = struct.Struct("!I")
 RESTART_INTERVAL: Final = 1.0
 """A child that exits is started again at most once a second."""
 ANSWER_LINGER: Final = 0.002
@@ -86,38 +84,6 @@ class ConnectionSettings:
         ).transport
         transport.widen_pool(self.pool_size)
         return transport
-
-
-def _write_frame(stream: IO[bytes], lock: threading.Lock, payload: object) -> None:
-    data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-    with lock:
-        stream.write(_HEADER.pack(len(data)) + data)
-        stream.flush()
-
-
-def _read_frames(stream: io.BufferedReader) -> Iterator[tuple[int, Any]]:
-    """``(request id, payload)`` frames until the pipe closes: a request's payload is its
-    fields and whether a successful answer may leave its body out; an answer's, the
-    outcome."""
-    # Whatever the pipe holds is read at once (the answers come several to a write) and
-    # its whole frames are taken apart before the next read blocks.
-    pending = b""
-    header_size = _HEADER.size
-    while True:
-        data = stream.read1(1 << 16)
-        if not data:
-            return
-        pending = pending + data if pending else data
-        start = 0
-        while len(pending) - start >= header_size:
-            (size,) = _HEADER.unpack_from(pending, start)
-            end = start + header_size + size
-            if end > len(pending):
-                break
-            request_id, payload = pickle.loads(memoryview(pending)[start + header_size : end])
-            start = end
-            yield request_id, payload
-        pending = pending[start:]
 
 
 class _Waiter:
@@ -344,7 +310,7 @@ class WriteProcessTransport:
             # Plain tuples cross the pipe: a slotted dataclass pickles through Python code.
             fields = (request.method, request.path, request.query, request.body)
             frame = (request_id, ((*fields, request.content_type), brief, then))
-            _write_frame(child.writer, child.lock, frame)
+            write_frame(child.writer, child.lock, frame)
         except (OSError, ValueError):
             child.pending.pop(request_id, None)
             raise ClusterUnreachable(
@@ -363,7 +329,7 @@ class WriteProcessTransport:
         return self.local.stream(request, read_timeout=read_timeout, on_open=on_open)
 
     def _read_answers(self, child: _Child) -> None:
-        for request_id, answer in _read_frames(child.reader):
+        for request_id, answer in read_frames(child.reader):
             waiting = child.pending.pop(request_id, None)
             if waiting is None:
                 continue
@@ -463,53 +429,10 @@ def _follow_up_done(
         log.exception("a follow-up's completion failed")
 
 
-class _AnswerWriter:
-    """Writes the answers to the parent together: each write of the pipe wakes the
-    parent's answer-reading thread, which takes the GIL from the scheduling thread."""
-
-    def __init__(self, answers: IO[bytes], linger: float) -> None:
-        self.answers = answers
-        self.linger = linger
-        self.frames: list[bytes] = []
-        self.ready = threading.Condition()
-        self.closed = False
-        self.thread = threading.Thread(target=self._run, name="answers", daemon=True)
-        self.thread.start()
-
-    def put(self, request_id: int, result: object) -> None:
-        data = pickle.dumps((request_id, result), protocol=pickle.HIGHEST_PROTOCOL)
-        with self.ready:
-            self.frames.append(_HEADER.pack(len(data)) + data)
-            if len(self.frames) == 1:
-                self.ready.notify()
-
-    def close(self) -> None:
-        with self.ready:
-            self.closed = True
-            self.ready.notify()
-        self.thread.join()
-
-    def _run(self) -> None:
-        while True:
-            with self.ready:
-                while not self.frames and not self.closed:
-                    self.ready.wait()
-                if not self.frames:
-                    return
-            if self.linger:
-                time.sleep(self.linger)
-            with self.ready:
-                frames, self.frames = self.frames, []
-            # The parent is gone: nobody waits for the answers.
-            with contextlib.suppress(OSError, ValueError):
-                self.answers.write(b"".join(frames))
-                self.answers.flush()
-
-
 def _serve(settings: ConnectionSettings, requests: io.BufferedReader, answers: IO[bytes]) -> None:
     transport = settings.connect()
     parent = os.getppid()
-    writer = _AnswerWriter(answers, ANSWER_LINGER)
+    writer = FrameWriter(answers, ANSWER_LINGER)
     if unsupported(transport.api_client.configuration) is None:
         _serve_multiplexed(transport, requests, writer, parent)
     else:
@@ -518,7 +441,7 @@ def _serve(settings: ConnectionSettings, requests: io.BufferedReader, answers: I
 
 
 def _serve_multiplexed(
-    transport: KubeTransport, requests: io.BufferedReader, writer: _AnswerWriter, parent: int
+    transport: KubeTransport, requests: io.BufferedReader, writer: FrameWriter, parent: int
 ) -> None:
     """Every write from this thread over HTTP/2 (:mod:`topospread.client.multiplexed`)."""
     follow_ups: dict[int, _Then] = {}
@@ -544,7 +467,7 @@ def _serve_multiplexed(
 
     def read() -> None:
         try:
-            for request_id, (fields, brief, then) in _read_frames(requests):
+            for request_id, (fields, brief, then) in read_frames(requests):
                 # A parent that died (SIGKILL, a lost Lease) no longer decides anything:
                 # the writes still in the pipe are its stale decisions, so they are not sent.
                 if os.getppid() == parent:
@@ -567,7 +490,7 @@ def _succeeded(result: object) -> bool:
 
 
 def _render(
-    then: _Then, transport: KubeTransport, writer: _AnswerWriter
+    then: _Then, transport: KubeTransport, writer: FrameWriter
 ) -> tuple[int, Request, object] | None:
     """A follow-up's id, request and token; None, the parent told why, when its render
     failed."""
@@ -584,7 +507,7 @@ def _render(
 def _serve_on_threads(
     transport: KubeTransport,
     requests: io.BufferedReader,
-    writer: _AnswerWriter,
+    writer: FrameWriter,
     parent: int,
     threads: int,
 ) -> None:
@@ -617,7 +540,7 @@ def _serve_on_threads(
             writer.put(follow_up_id, (token, send(follow_up, True)))
 
     with ThreadPoolExecutor(threads, thread_name_prefix="write") as executor:
-        for request_id, (fields, brief, then) in _read_frames(requests):
+        for request_id, (fields, brief, then) in read_frames(requests):
             executor.submit(answer, request_id, Request(*fields), brief, then)
 
 

@@ -107,6 +107,7 @@ class SchedulerApp:
         event_transport: Transport | None = None,
         heap: HeapKeeper | None = None,
         watch_list: bool = False,
+        pod_transport: StreamingTransport | None = None,
     ) -> None:
         self.options = options
         self.heap = heap
@@ -122,6 +123,7 @@ class SchedulerApp:
             seed=seed,
             event_transport=event_transport,
             watch_list=watch_list,
+            pod_transport=pod_transport,
         )
         self.state = "starting"
         self.lost_lease = False

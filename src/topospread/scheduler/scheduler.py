@@ -132,11 +132,15 @@ class Scheduler:
         seed: int | None = None,
         event_transport: Transport | None = None,
         watch_list: bool = False,
+        pod_transport: StreamingTransport | None = None,
     ) -> None:
         """``event_transport``: where the Events go, ``transport`` without one
         (kube-scheduler posts them through a client of their own, with a rate limiter
         of its own). ``watch_list``: the informers take their state as a watch-list
-        stream (:class:`~topospread.scheduler.informer.Reflector`)."""
+        stream (:class:`~topospread.scheduler.informer.Reflector`). ``pod_transport``:
+        what the pod informer lists and watches through, ``transport`` without one (a
+        :class:`~topospread.client.watch_process.WatchProcessTransport`: a line per bind
+        comes on that watch)."""
         self.transport = transport
         self.options = options
         self.configuration = options.configuration
@@ -177,7 +181,7 @@ class Scheduler:
         """The scheduling loop the simulator runs too, with this scheduler as its port."""
         self.reflectors = [
             Reflector(
-                transport,
+                pod_transport if resource is PODS and pod_transport is not None else transport,
                 resource,
                 self,
                 field_selector=POD_FIELD_SELECTOR if resource is PODS else None,
