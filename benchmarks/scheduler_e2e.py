@@ -295,6 +295,12 @@ def main() -> None:
         action="store_true",
         help="run topospread once more with --watch-list (its informers' state streamed)",
     )
+    parser.add_argument(
+        "--no-watch-process",
+        action="store_true",
+        help="run topospread once more with --no-watch-process (its pod watch read in the "
+        "scheduling process)",
+    )
     options = parser.parse_args()
     schedulers: list[tuple[str, tuple[str, ...], str | None]] = []
     if options.only != "topospread":
@@ -314,6 +320,10 @@ def main() -> None:
                 schedulers.append(("topospread", args, label))
         if options.watch_list:
             schedulers.append(("topospread", ("--watch-list",), "topospread, watch-list"))
+        if options.no_watch_process:
+            schedulers.append(
+                ("topospread", ("--no-watch-process",), "topospread, no watch process")
+            )
     rows: list[dict[str, Any]] = []
     for size in options.sizes:
         try:

@@ -85,3 +85,14 @@ def test_pinning_covers_running_threads_and_the_ones_started_later():
                 os.sched_setaffinity(int(task), before)
             except OSError:
                 continue
+
+
+def test_a_watch_process_takes_the_core_after_the_write_processes():
+    assert plan_cores(range(16), 1, watch_process=True) == CorePlan(
+        scheduler=15, write_processes=(14,), watch_process=13
+    )
+
+
+def test_a_watch_process_still_leaves_a_core_to_spare():
+    assert plan_cores(range(4), 1, watch_process=True) == CorePlan(3, (2,), 1)
+    assert plan_cores(range(4), 2, watch_process=True) is None

@@ -222,3 +222,43 @@ def test_closing_lets_the_child_exit_and_refuses_later_watches(watches, local, u
     assert child.poll() == 0
     with pytest.raises(TransportClosed):
         next(watches.stream(watch_of(local, label)))
+
+
+def test_cuts_crossing_their_streams_end_leave_the_child_serving(watches, local, unique_name):
+    label = unique_name("cuts")
+    for round_ in range(15):
+        cuts: list[Callable[[], None]] = []
+        request = watch_of(local, label)
+        create_config_map(local, unique_name(f"round{round_}"), label)
+        lines = watches.stream(request, read_timeout=30, on_open=cuts.append)
+        assert len(names(lines, 1)) == 1
+        # Cut from another thread, as Reflector.stop does, then left: the generator cuts
+        # it again on its way out.
+        threading.Timer(0.01 * (round_ % 4), cuts[0]).start()
+        with pytest.raises(ClusterUnreachable, match="watch cut"):
+            next(lines)
+        lines.close()
+
+    request = watch_of(local, label)
+    wanted = unique_name("still-served")
+    create_config_map(local, wanted, label)
+    assert names(watches.stream(request, read_timeout=30), 1) == [wanted]
+    assert watches.restarts == 0
+
+
+def test_a_new_watch_ends_one_left_open_without_a_cut(watches, local, unique_name):
+    first_label, second_label = unique_name("open"), unique_name("new")
+    first = watch_of(local, first_label)
+    create_config_map(local, unique_name("first"), first_label)
+    left_open = watches.stream(first, read_timeout=30)
+    assert len(names(left_open, 1)) == 1
+    second = watch_of(local, second_label)
+    wanted = unique_name("second")
+    create_config_map(local, wanted, second_label)
+
+    started = time.monotonic()
+
+    # The first generator is still referenced and was never closed.
+    assert names(watches.stream(second, read_timeout=30), 1) == [wanted]
+    assert time.monotonic() - started < 10  # not after the first watch's 60 s timeout
+    assert left_open is not None

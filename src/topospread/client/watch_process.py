@@ -85,6 +85,11 @@ class _Child:
         self.poller = select.poll()
         self.poller.register(self.lines, select.POLLIN)
         self.poller.register(self.wake_read, select.POLLIN)
+        self.state = threading.Lock()
+        """Guards the descriptors below against their release: the reader and the
+        cutting thread may outlive a restart or a close."""
+        self.closed = False
+        self.readers = 0
 
     def order(self, stream_id: int, order: object) -> bool:
         """Send an order for a stream; False when the child is gone."""
@@ -95,20 +100,44 @@ class _Child:
         return True
 
     def cut(self, stream_id: int) -> None:
-        """End a stream now (from any thread): its reader fails at once, the child stops
-        reading it."""
-        self.cut_streams.add(stream_id)
+        """End a stream now (from any thread, at most once): its reader fails at once,
+        the child stops reading it."""
+        with self.state:
+            if self.closed or stream_id in self.cut_streams:
+                return
+            self.cut_streams.add(stream_id)
+            self._wake()
         self.order(stream_id, _CUT)
+
+    def _wake(self) -> None:
+        # A full pipe: the reader has wake-ups enough waiting.
         with contextlib.suppress(OSError):
             os.write(self.wake_write, b"\0")
 
     def next_lines(self, stream_id: int, timeout: float) -> list[object]:
         """The next payloads of ``stream_id`` (lines, then None at its end or the error
         that ended it), waiting up to ``timeout`` seconds for them."""
-        deadline = time.monotonic() + timeout
+        with self.state:
+            if self.closed:
+                raise TransportClosed(f"cannot connect to {self.server}: transport closed")
+            self.readers += 1
+        try:
+            return self._next_lines(stream_id, time.monotonic() + timeout)
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        with self.state:
+            self.readers -= 1
+            if self.closed and not self.readers:
+                self._release()
+
+    def _next_lines(self, stream_id: int, deadline: float) -> list[object]:
         while True:
             if stream_id in self.cut_streams:
                 raise ClusterUnreachable(f"cannot connect to {self.server}: watch cut")
+            if self.closed:
+                raise TransportClosed(f"cannot connect to {self.server}: transport closed")
             payloads = []
             while self.frames:
                 frame_id, payload = self.frames.popleft()
@@ -142,7 +171,8 @@ class _Child:
                 self.frames.extend(frames)
 
     def close(self, timeout: float) -> None:
-        """Close the pipe (the child exits), wait for it, release the descriptors."""
+        """Close the pipe (the child exits) and wait for it; the descriptors go once no
+        reader is left (one still waiting is woken and fails)."""
         with self.lock, contextlib.suppress(OSError):
             self.writer.close()
         try:
@@ -150,6 +180,16 @@ class _Child:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        with self.state:
+            if self.closed:
+                return
+            self.closed = True
+            if self.readers:
+                self._wake()
+            else:
+                self._release()
+
+    def _release(self) -> None:
         for fd in (self.lines, self.wake_read, self.wake_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -242,10 +282,13 @@ class WatchProcessTransport:
                 raise TransportClosed(f"cannot connect to {self.server}: transport closed")
             child = self._child
             if child is not None and (child.exited or child.process.poll() is not None):
-                status = child.process.wait()
-                log.warning("watch process exited; starting it again", extra={"status": status})
+                self._child = None
+                child.close(RESTART_INTERVAL)
+                log.warning(
+                    "watch process exited; starting it again",
+                    extra={"status": child.process.returncode},
+                )
                 time.sleep(max(0.0, child.started + RESTART_INTERVAL - time.monotonic()))
-                child.close(0.0)
                 self.restarts += 1
                 child = None
             if child is None:
@@ -271,35 +314,48 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
     """Streams cut before they were opened."""
     state = threading.Condition()
     closing = False
+    serving: int | None = None
+    """The stream being read."""
+
+    def stop(stream_id: int) -> None:
+        """Cut a stream, or have it cut as soon as it opens (under ``state``)."""
+        cut = cuts.get(stream_id)
+        if cut is None:
+            cut_early.add(stream_id)
+            return
+        # The response may be closed already (a cut that crossed the stream's end).
+        with contextlib.suppress(Exception):
+            cut()
 
     def read_orders() -> None:
         nonlocal closing
-        for stream_id, order in read_frames(orders):
-            with state:
-                if order is not _CUT:
+        try:
+            for stream_id, order in read_frames(orders):
+                with state:
+                    if order is _CUT:
+                        stop(stream_id)
+                        continue
+                    # The parent reads one stream at a time: a new watch ends the ones
+                    # it left (say, a generator not closed yet).
+                    cut_early.update(queued for queued, _, _ in opened)
+                    if serving is not None:
+                        stop(serving)
                     opened.append((stream_id, *order))
                     state.notify()
-                    continue
-                cut = cuts.get(stream_id)
-                if cut is None:
-                    cut_early.add(stream_id)
-            if cut is not None:
-                cut()
-        # The parent closed the pipe or died: nobody reads the lines.
-        with state:
-            closing = True
-            current = list(cuts.values())
-            state.notify()
-        for cut in current:
-            cut()
+        finally:
+            # The parent closed the pipe or died: nobody reads the lines.
+            with state:
+                closing = True
+                if serving is not None:
+                    stop(serving)
+                state.notify()
 
     def on_open(stream_id: int) -> Callable[[Callable[[], None]], None]:
         def register(cut: Callable[[], None]) -> None:
             with state:
                 cuts[stream_id] = cut
-                early = stream_id in cut_early
-            if early:
-                cut()
+                if stream_id in cut_early or closing:
+                    stop(stream_id)
 
         return register
 
@@ -313,6 +369,7 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
             stream_id, fields, read_timeout = opened.popleft()
             if stream_id in cut_early:
                 continue
+            serving = stream_id
         try:
             watch = Request(*fields)
             for line in transport.stream(
@@ -329,6 +386,7 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
         finally:
             with state:
                 cuts.pop(stream_id, None)
+                serving = None
     writer.close()
 
 
