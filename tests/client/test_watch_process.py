@@ -262,3 +262,15 @@ def test_a_new_watch_ends_one_left_open_without_a_cut(watches, local, unique_nam
     assert names(watches.stream(second, read_timeout=30), 1) == [wanted]
     assert time.monotonic() - started < 10  # not after the first watch's 60 s timeout
     assert left_open is not None
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_the_child_keeps_to_its_core_from_its_start(local, admin_kubeconfig):
+    core = max(os.sched_getaffinity(0))
+    watches = WatchProcessTransport(local, ConnectionSettings(str(admin_kubeconfig)), core=core)
+    try:
+        child = watches._running_child()  # what the first watch starts
+        # Checked at once: the child's own pinning comes after its interpreter's start.
+        assert os.sched_getaffinity(child.process.pid) == {core}
+    finally:
+        watches.close()

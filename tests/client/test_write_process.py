@@ -276,6 +276,22 @@ def test_each_child_keeps_to_the_core_it_was_given_even_after_a_restart(
         transport.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+def test_a_child_keeps_to_its_core_from_its_start_not_after_its_imports(admin_kubeconfig):
+    core = max(os.sched_getaffinity(0))
+    transport = WriteProcessTransport(
+        connect(admin_kubeconfig).transport,
+        ConnectionSettings(str(admin_kubeconfig)),
+        cores=(core,),
+    )
+    try:
+        (child,) = transport.children
+        # Checked at once: the child's own pinning comes after its interpreter's start.
+        assert os.sched_getaffinity(child.pid) == {core}
+    finally:
+        transport.close()
+
+
 def test_cores_name_one_core_per_child(admin_kubeconfig):
     with pytest.raises(ValueError, match="one core per process"):
         WriteProcessTransport(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 __all__ = [
     "CorePlan",
     "default_write_processes",
+    "pin_child",
     "pin_this_process",
     "plan_cores",
     "usable_cores",
@@ -95,4 +96,22 @@ def pin_this_process(cores: Collection[int]) -> bool:
             set_affinity(thread, set(cores))
         except OSError:  # a thread that just ended
             continue
+    return True
+
+
+def pin_child(pid: int, cores: Collection[int]) -> bool:
+    """Keep a child process just started to ``cores`` from now on; False where the
+    platform cannot, or the child is gone.
+
+    A child inherits this process's core. Until it pins itself, its interpreter's
+    start-up and its module's imports (0.21-0.23 s on the 2-core machine) would run on
+    the scheduling process's core: for a write process, while the informers read and
+    decode their first lists; for the watch process, while the first pods are scheduled."""
+    set_affinity = getattr(os, "sched_setaffinity", None)
+    if set_affinity is None:
+        return False
+    try:
+        set_affinity(pid, set(cores))
+    except OSError:
+        return False
     return True

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import IO, Any, Final
 
-from topospread.client.cpus import pin_this_process
+from topospread.client.cpus import pin_child, pin_this_process
 from topospread.client.frames import FrameWriter, read_frames, take_frames, write_frame
 from topospread.client.transport import DEFAULT_TIMEOUT, Request, Response, Transport
 from topospread.client.write_process import ANSWER_SLACK, RESTART_INTERVAL, ConnectionSettings
@@ -69,6 +69,8 @@ class _Child:
         self.process = subprocess.Popen(
             command, pass_fds=(to_child_read, from_child_write), stdin=subprocess.DEVNULL
         )
+        if core is not None:
+            pin_child(self.process.pid, {core})
         os.close(to_child_read)
         os.close(from_child_write)
         self.server = server

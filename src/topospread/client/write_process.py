@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from typing import IO, Final
 
 from topospread.client.chained import FollowUp, Render
-from topospread.client.cpus import pin_this_process
+from topospread.client.cpus import pin_child, pin_this_process
 from topospread.client.frames import FrameWriter, read_frames, write_frame
 from topospread.client.multiplexed import MultiplexedSender, unsupported
 from topospread.client.transport import Answer, KubeTransport, Request, Response
@@ -145,6 +145,8 @@ class _Child:
         self.process = subprocess.Popen(
             command, pass_fds=(to_child_read, from_child_write), stdin=subprocess.DEVNULL
         )
+        if core is not None:
+            pin_child(self.process.pid, {core})
         os.close(to_child_read)
         os.close(from_child_write)
         self.index = index
