@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -176,3 +178,14 @@ def test_a_proxy_or_a_tls_server_name_is_named_as_not_applied():
     assert unsupported(plain) is None
     assert unsupported(proxied) == "a proxy"
     assert unsupported(renamed) == "tls-server-name"
+
+
+def test_the_process_that_starts_write_processes_imports_no_libcurl() -> None:
+    # The scheduling process imports the write process's module to start one; only the
+    # child sends through libcurl.
+    code = (
+        "import sys, topospread.client.write_process, topospread.client.watch_process\n"
+        "print('pycurl' in sys.modules)"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "False"

@@ -40,7 +40,6 @@ from typing import IO, Final
 from topospread.client.chained import FollowUp, Render
 from topospread.client.cpus import pin_child, pin_this_process
 from topospread.client.frames import FrameWriter, read_frames, write_frame
-from topospread.client.multiplexed import MultiplexedSender, unsupported
 from topospread.client.transport import Answer, KubeTransport, Request, Response
 from topospread.errors import (
     ClusterError,
@@ -435,6 +434,9 @@ def _serve(settings: ConnectionSettings, requests: io.BufferedReader, answers: I
     transport = settings.connect()
     parent = os.getppid()
     writer = FrameWriter(answers, ANSWER_LINGER)
+    # Imported here: the scheduling process that starts this one needs no libcurl.
+    from topospread.client.multiplexed import unsupported
+
     if unsupported(transport.api_client.configuration) is None:
         _serve_multiplexed(transport, requests, writer, parent)
     else:
@@ -464,6 +466,8 @@ def _serve_multiplexed(
             follow_up_id, request, token = rendered
             tokens[follow_up_id] = token
             sender.submit(follow_up_id, request, True)
+
+    from topospread.client.multiplexed import MultiplexedSender
 
     sender = MultiplexedSender(transport.api_client, transport.timeout, answer)
 
