@@ -74,3 +74,11 @@ def test_each_command_is_looked_up_in_its_own_module() -> None:
 def test_the_scheduler_starts_without_the_renderers_and_the_simulator() -> None:
     heavy = ("topospread.cli.commands", "topospread.engine.sim", "topospread.cli.render_html")
     assert imported_after([["scheduler", "--help"]], heavy) == []
+
+
+def test_the_scheduler_process_imports_neither_rich_tables_nor_libcurl(tmp_path) -> None:
+    # It runs as far as its kubeconfig (missing here): every import of its start is done.
+    # Its output is logs, not tables, and only its write process sends through libcurl.
+    run = ["scheduler", "--kubeconfig", str(tmp_path / "missing.kubeconfig"), "--port", "0"]
+    heavy = ("topospread.scheduler.app", "rich.console", "rich.table", "pycurl")
+    assert imported_after([run], heavy) == ["topospread.scheduler.app"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from topospread.cli.console import text_console
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_audit import render_audit, render_lint, sarif, write_audit_html
 from topospread.cli.rules import (
@@ -28,7 +29,6 @@ from topospread.cli.shared import (
     EXIT_INPUT,
     reports_errors,
     require_workload,
-    text_console,
 )
 from topospread.engine.audit import (
     Finding,

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from topospread.cli import examples as bundled
+from topospread.cli.console import text_console
 from topospread.cli.live import explain_live_pod, explain_live_pod_with_pools, live_configuration
 from topospread.cli.options import kube_options, output_option
 from topospread.cli.render_explain import render_explanation, render_scale_up
@@ -20,7 +21,6 @@ from topospread.cli.shared import (
     refuse_stdin_twice,
     reports_errors,
     settle_loaded_objects,
-    text_console,
 )
 from topospread.engine.autoscale import AUTOSCALERS, EXPANDERS, ScaleUp, plan_scale_up
 from topospread.engine.explain import Explanation, explain

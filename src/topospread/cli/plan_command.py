@@ -10,8 +10,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from topospread.cli.console import OutputConsole
 from topospread.cli.options import output_option
-from topospread.cli.shared import EXIT_FINDINGS, OutputConsole, exit_with_error
+from topospread.cli.shared import EXIT_FINDINGS, exit_with_error
 from topospread.engine.plan import PlanResult, plan_capacity
 from topospread.engine.sim.scenario import MAX_REPLICAS
 from topospread.errors import FieldError, InputError, TopospreadError

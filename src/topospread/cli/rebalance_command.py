@@ -20,11 +20,11 @@ from typing import Any
 
 import click
 
+from topospread.cli.console import OutputConsole
 from topospread.cli.options import html_option, output_option
 from topospread.cli.render_rebalance import rebalance_html, render_plan
 from topospread.cli.shared import (
     EXIT_FINDINGS,
-    OutputConsole,
     reports_errors,
     require_workload,
     settle_loaded_objects,

@@ -6,7 +6,6 @@ command module, so the commands stand side by side with no import between them.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence, Sized
 from functools import wraps
@@ -14,7 +13,6 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
 
 from topospread.errors import InputError, TopospreadError, UnsupportedError
 
@@ -23,14 +21,12 @@ __all__ = [
     "EXIT_FINDINGS",
     "EXIT_INPUT",
     "EXIT_INTERNAL",
-    "OutputConsole",
     "exit_with_error",
     "refuse_stdin_twice",
     "report_error",
     "reports_errors",
     "require_workload",
     "settle_loaded_objects",
-    "text_console",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,25 +103,6 @@ def require_workload(workload: str | None, workloads: Sized) -> None:
     than a report about nothing."""
     if workload and not len(workloads):
         raise InputError("", message=f"no workload {workload!r} in scope")
-
-
-class OutputConsole(Console):
-    """rich's Console for standard output, exiting :data:`EXIT_BROKEN_PIPE` when the pipe
-    closes (rich's own choice is 1)."""
-
-    def on_broken_pipe(self) -> None:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(EXIT_BROKEN_PIPE)
-
-
-def text_console(piped_width: int, *, soft_wrap: bool = True) -> Console:
-    """The console for a command's text output: the terminal's width, or ``piped_width``
-    when output is piped or captured (wide enough that tables keep whole names)."""
-    console = OutputConsole(highlight=False, soft_wrap=soft_wrap)
-    if not console.is_terminal:
-        console = OutputConsole(highlight=False, soft_wrap=soft_wrap, width=piped_width)
-    return console
 
 
 def settle_loaded_objects() -> None:

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from topospread.cli import examples as bundled
+from topospread.cli.console import text_console
 from topospread.cli.live import scenario_from_cluster
 from topospread.cli.options import html_option, kubeconfig_options, output_option
 from topospread.cli.render_html import (
@@ -22,7 +23,7 @@ from topospread.cli.render_html import (
     write_html,
 )
 from topospread.cli.render_simulate import render_simulation, render_sweep
-from topospread.cli.shared import reports_errors, text_console
+from topospread.cli.shared import reports_errors
 from topospread.engine.sim.scenario import Scenario
 from topospread.engine.sim.simulator import SimProgress, simulate
 from topospread.errors import InputError, UnsupportedError
