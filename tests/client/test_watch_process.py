@@ -274,3 +274,33 @@ def test_the_child_keeps_to_its_core_from_its_start(local, admin_kubeconfig):
         assert os.sched_getaffinity(child.process.pid) == {core}
     finally:
         watches.close()
+
+
+def test_asked_to_the_child_forwards_events_without_managed_fields(
+    local, admin_kubeconfig, unique_name
+):
+    watches = WatchProcessTransport(
+        local, ConnectionSettings(str(admin_kubeconfig)), drop_managed_fields=True
+    )
+    try:
+        label = unique_name("trimmed")
+        request = watch_of(local, label)
+        create_config_map(local, unique_name("cm"), label)
+
+        (through_child,) = [json.loads(line) for line in take(watches.stream(request), 1)]
+        (locally,) = [json.loads(line) for line in take(local.stream(request), 1)]
+    finally:
+        watches.close()
+
+    assert "managedFields" in locally["object"]["metadata"]
+    del locally["object"]["metadata"]["managedFields"]
+    assert through_child == locally
+
+
+def take(lines: Iterator[bytes], count: int) -> list[bytes]:
+    taken = []
+    for line in lines:
+        taken.append(line)
+        if len(taken) == count:
+            break
+    return taken

@@ -56,7 +56,9 @@ def run_scheduler() -> Iterator[RunScheduler]:
         transports.append(transport)
         pod_transport = None
         if watch_process:
-            pod_transport = WatchProcessTransport(transport, ConnectionSettings(str(kubeconfig)))
+            pod_transport = WatchProcessTransport(
+                transport, ConnectionSettings(str(kubeconfig)), drop_managed_fields=True
+            )
             watch_processes.append(pod_transport)
         app = SchedulerApp(
             transport,

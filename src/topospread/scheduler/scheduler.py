@@ -188,6 +188,7 @@ class Scheduler:
                 lock=self.cache.lock,
                 on_error=self._informer_error_counter(resource),
                 watch_list=watch_list,
+                drop_managed_fields=resource is PODS,
             )
             for resource in INFORMER_RESOURCES
         ]
