@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from topospread.client import watch_process
 from topospread.client.config import connect
 from topospread.client.transport import KubeTransport, Request, query
 from topospread.client.watch_process import WatchProcessTransport
@@ -304,3 +305,20 @@ def take(lines: Iterator[bytes], count: int) -> list[bytes]:
         if len(taken) == count:
             break
     return taken
+
+
+def test_an_event_is_forwarded_without_managed_fields_and_any_other_line_as_it_came():
+    event = {"type": "MODIFIED", "object": {"metadata": {"name": "a", "managedFields": [{}]}}}
+    status = {"kind": "Status", "code": 410, "reason": "Expired"}
+    nested: dict = {"x": None}
+    deepest = nested
+    for _ in range(300):
+        deepest["x"] = {"x": None}
+        deepest = deepest["x"]
+    too_deep = {"type": "MODIFIED", "object": {"metadata": {"managedFields": [{}]}, **nested}}
+
+    trimmed = watch_process._without_managed_fields(json.dumps(event).encode())
+
+    assert json.loads(trimmed) == {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}
+    for line in (json.dumps(status).encode(), b"not json", json.dumps(too_deep).encode()):
+        assert watch_process._without_managed_fields(line) == line

@@ -414,7 +414,10 @@ def _without_managed_fields(line: bytes) -> bytes:
     if not isinstance(metadata, dict) or "managedFields" not in metadata:
         return line
     del metadata["managedFields"]
-    return orjson.dumps(event)
+    try:
+        return orjson.dumps(event)
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes (255 levels)
+        return line
 
 
 def main(argv: list[str]) -> int:
