@@ -10,17 +10,49 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import pickle
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from typing import IO, Any, Final
 
-__all__ = ["HEADER", "FrameWriter", "read_frames", "write_frame"]
+from topospread.client.cpus import pin_child
+
+__all__ = ["HEADER", "FrameWriter", "read_frames", "start_helper", "write_frame"]
 
 HEADER: Final = struct.Struct("!I")
 """A frame's length, before its pickle."""
+
+
+def start_helper(
+    module: str, argument: str, core: int | None
+) -> tuple[subprocess.Popen[bytes], IO[bytes], int]:
+    """``python -m module ARGUMENT TO_FD FROM_FD [CORE]`` with a pipe to it and one from
+    it: the process, the writing end of the pipe to it, and the descriptor of the pipe
+    from it. Kept to ``core``, when given, from its start (:func:`pin_child`)."""
+    to_child_read, to_child_write = os.pipe()
+    from_child_read, from_child_write = os.pipe()
+    command = [
+        sys.executable,
+        "-m",
+        module,
+        argument,
+        str(to_child_read),
+        str(from_child_write),
+        "" if core is None else str(core),
+    ]
+    process = subprocess.Popen(
+        command, pass_fds=(to_child_read, from_child_write), stdin=subprocess.DEVNULL
+    )
+    if core is not None:
+        pin_child(process.pid, {core})
+    os.close(to_child_read)
+    os.close(from_child_write)
+    return process, open(to_child_write, "wb"), from_child_read
 
 
 def encode_frame(frame_id: int, payload: object) -> bytes:

@@ -36,8 +36,14 @@ from typing import IO, Any, Final
 
 import orjson
 
-from topospread.client.cpus import pin_child, pin_this_process
-from topospread.client.frames import FrameWriter, read_frames, take_frames, write_frame
+from topospread.client.cpus import pin_this_process
+from topospread.client.frames import (
+    FrameWriter,
+    read_frames,
+    start_helper,
+    take_frames,
+    write_frame,
+)
 from topospread.client.transport import DEFAULT_TIMEOUT, Request, Response, Transport
 from topospread.client.write_process import ANSWER_SLACK, RESTART_INTERVAL, ConnectionSettings
 from topospread.errors import ClusterError, ClusterUnreachable, TopospreadError, TransportClosed
@@ -57,29 +63,12 @@ class _Child:
     """One watching process, the pipes to it, and the frames read from it."""
 
     def __init__(self, settings: ConnectionSettings, core: int | None, server: str) -> None:
-        to_child_read, to_child_write = os.pipe()
-        from_child_read, from_child_write = os.pipe()
-        command = [
-            sys.executable,
-            "-m",
-            "topospread.client.watch_process",
-            json.dumps(asdict(settings)),
-            str(to_child_read),
-            str(from_child_write),
-            "" if core is None else str(core),
-        ]
-        self.process = subprocess.Popen(
-            command, pass_fds=(to_child_read, from_child_write), stdin=subprocess.DEVNULL
+        self.process, self.writer, self.lines = start_helper(
+            "topospread.client.watch_process", json.dumps(asdict(settings)), core
         )
-        if core is not None:
-            pin_child(self.process.pid, {core})
-        os.close(to_child_read)
-        os.close(from_child_write)
         self.server = server
         self.started = time.monotonic()
-        self.writer = open(to_child_write, "wb")  # noqa: SIM115 - closed by close()
         self.lock = threading.Lock()
-        self.lines = from_child_read
         self.wake_read, self.wake_write = os.pipe()
         os.set_blocking(self.wake_write, False)
         self.frames: collections.deque[tuple[int, Any]] = collections.deque()

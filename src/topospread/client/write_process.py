@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass
 from typing import IO, Final
 
 from topospread.client.chained import FollowUp, Render
-from topospread.client.cpus import pin_child, pin_this_process
-from topospread.client.frames import FrameWriter, read_frames, write_frame
+from topospread.client.cpus import pin_this_process
+from topospread.client.frames import FrameWriter, read_frames, start_helper, write_frame
 from topospread.client.transport import Answer, KubeTransport, Request, Response
 from topospread.errors import (
     ClusterError,
@@ -130,27 +130,11 @@ class _Child:
     """One writing process, the pipes to it, and the thread that reads its answers."""
 
     def __init__(self, settings: ConnectionSettings, index: int, core: int | None) -> None:
-        to_child_read, to_child_write = os.pipe()
-        from_child_read, from_child_write = os.pipe()
-        command = [
-            sys.executable,
-            "-m",
-            "topospread.client.write_process",
-            json.dumps(asdict(settings)),
-            str(to_child_read),
-            str(from_child_write),
-            "" if core is None else str(core),
-        ]
-        self.process = subprocess.Popen(
-            command, pass_fds=(to_child_read, from_child_write), stdin=subprocess.DEVNULL
+        self.process, self.writer, answers = start_helper(
+            "topospread.client.write_process", json.dumps(asdict(settings)), core
         )
-        if core is not None:
-            pin_child(self.process.pid, {core})
-        os.close(to_child_read)
-        os.close(from_child_write)
         self.index = index
-        self.writer = open(to_child_write, "wb")  # noqa: SIM115 - closed by close()
-        self.reader = open(from_child_read, "rb")  # noqa: SIM115 - closed by the reading thread
+        self.reader = open(answers, "rb")  # noqa: SIM115 - closed by the reading thread
         self.lock = threading.Lock()
         self.pending: dict[int, _Waiter | Answer | _Chained] = {}
         self.started = time.monotonic()
