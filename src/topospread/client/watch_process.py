@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import select
-import signal
 import subprocess
 import sys
 import threading
@@ -36,7 +35,6 @@ from typing import IO, Any, Final
 
 import orjson
 
-from topospread.client.cpus import pin_this_process
 from topospread.client.frames import (
     FrameWriter,
     read_frames,
@@ -45,8 +43,13 @@ from topospread.client.frames import (
     write_frame,
 )
 from topospread.client.transport import DEFAULT_TIMEOUT, Request, Response, Transport
-from topospread.client.write_process import ANSWER_SLACK, RESTART_INTERVAL, ConnectionSettings
-from topospread.errors import ClusterError, ClusterUnreachable, TopospreadError, TransportClosed
+from topospread.client.write_process import (
+    ANSWER_SLACK,
+    RESTART_INTERVAL,
+    ConnectionSettings,
+    run_helper,
+)
+from topospread.errors import ClusterError, ClusterUnreachable, TransportClosed
 
 __all__ = ["WatchProcessTransport"]
 
@@ -411,19 +414,7 @@ def _without_managed_fields(line: bytes) -> bytes:
 
 def main(argv: list[str]) -> int:
     """``python -m topospread.client.watch_process SETTINGS ORDERS_FD LINES_FD [CORE]``."""
-    if len(argv) > 3 and argv[3]:
-        pin_this_process({int(argv[3])})
-    # The parent drains and stops its informers itself; the child goes when its pipe closes.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    settings = ConnectionSettings(**json.loads(argv[0]))
-    with open(int(argv[1]), "rb") as orders, open(int(argv[2]), "wb") as lines:
-        try:
-            _serve(settings, orders, lines)
-        except TopospreadError as error:
-            print(f"topospread watch process: {error}", file=sys.stderr)
-            return 1
-    return 0
+    return run_helper(argv, "watch process", _serve)
 
 
 if __name__ == "__main__":

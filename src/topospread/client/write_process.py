@@ -536,18 +536,31 @@ def _serve_on_threads(
 
 def main(argv: list[str]) -> int:
     """``python -m topospread.client.write_process SETTINGS REQUESTS_FD ANSWERS_FD [CORE]``."""
+    return run_helper(argv, "write process", _serve)
+
+
+def run_helper(
+    argv: list[str],
+    name: str,
+    serve: Callable[[ConnectionSettings, io.BufferedReader, IO[bytes]], None],
+) -> int:
+    """A helper process's life from its command line (``SETTINGS IN_FD OUT_FD [CORE]``,
+    as :func:`~topospread.client.frames.start_helper` passes it): kept to its core,
+    deaf to SIGINT and SIGTERM (the parent drains, and its last requests still need the
+    child), ``serve`` until the parent closes the pipe; exit status 1, with one line
+    saying why, when it cannot connect."""
     if len(argv) > 3 and argv[3]:
         pin_this_process({int(argv[3])})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     settings = ConnectionSettings(**json.loads(argv[0]))
-    with open(int(argv[1]), "rb") as requests, open(int(argv[2]), "wb") as answers:
+    with open(int(argv[1]), "rb") as orders, open(int(argv[2]), "wb") as results:
         try:
-            _serve(settings, requests, answers)
+            serve(settings, orders, results)
         except TopospreadError as error:
             # The kubeconfig changed under a running scheduler, say: one line, and the
-            # parent fails the writes and starts a child again.
-            print(f"topospread write process: {error}", file=sys.stderr)
+            # parent fails what it had sent and starts a child again.
+            print(f"topospread {name}: {error}", file=sys.stderr)
             return 1
     return 0
 
