@@ -2,7 +2,8 @@
 # Issue 24's runs on a lent many-core host with no network, from what
 # benchmarks/device_pack.sh packed into .devbundle/ (the call carries it; see there):
 #   benchmarks/device_run.sh e2e    scheduler_e2e.py at 5,000 x 5,000 (both schedulers,
-#                                   twice), then 5,000 x 50,000 (each once)
+#                                   twice, and topospread twice without its watch
+#                                   process), then 5,000 x 50,000 (each once)
 #   benchmarks/device_run.sh loop   run.py --parallelism 16 (Go's 16 workers beside the loop)
 # Each step writes to $OUT as it goes; BUDGET (seconds, default 570) bounds the whole run,
 # so a run cut short keeps what it measured. SMALL, LARGE (NODESxPODS) and POD_SCALE change
@@ -46,7 +47,7 @@ timeout $(left 150) python3 benchmarks/run.py --pod-scale ${POD_SCALE:-0.2} --pa
 step "loop done"
 exit 0
 fi
-timeout $(left 240) python3 benchmarks/scheduler_e2e.py --sizes ${SMALL:-5000x5000} --repeat 2 --timeout 60 --no-write \
+timeout $(left 240) python3 benchmarks/scheduler_e2e.py --sizes ${SMALL:-5000x5000} --repeat 2 --timeout 60 --no-write --no-watch-process \
   >"$OUT/e2e-small.log" 2>&1; echo "small rc=$?" >>"$log"
 step "5000x5000 done"
 timeout $(left 170) python3 benchmarks/scheduler_e2e.py --sizes ${LARGE:-5000x50000} --only topospread --timeout 120 --no-write \
