@@ -71,6 +71,17 @@ def watch_of(transport: KubeTransport, label: str) -> Request:
     )
 
 
+def streaming(
+    watches: WatchProcessTransport, local: KubeTransport, label: str, name: str
+) -> Iterator[bytes]:
+    """A watch of the config maps labelled ``label`` through the child, its first event
+    (the config map ``name``, created here) already read."""
+    lines = watches.stream(watch_of(local, label), read_timeout=30)
+    create_config_map(local, name, label)
+    assert names(lines, 1) == [name]
+    return lines
+
+
 def names(lines: Iterator[bytes], count: int) -> list[str]:
     """The names of the next ``count`` objects the watch reports."""
     found = []
@@ -125,10 +136,7 @@ def test_a_cut_ends_the_stream_at_once_and_the_next_watch_streams_again(
 
 def test_a_stream_left_before_its_end_leaks_nothing_into_the_next(watches, local, unique_name):
     first_label, second_label = unique_name("left"), unique_name("next")
-    first = watch_of(local, first_label)
-    create_config_map(local, unique_name("first"), first_label)
-    left = watches.stream(first, read_timeout=30)
-    assert len(names(left, 1)) == 1
+    left = streaming(watches, local, first_label, unique_name("first"))
     second = watch_of(local, second_label)
     for _ in range(3):
         create_config_map(local, unique_name("more-of-first"), first_label)
@@ -143,9 +151,7 @@ def test_a_child_that_dies_fails_its_stream_and_the_next_watch_starts_another(
     watches, local, unique_name
 ):
     label = unique_name("dies")
-    lines = watches.stream(watch_of(local, label), read_timeout=30)
-    create_config_map(local, unique_name("seen"), label)
-    assert len(names(lines, 1)) == 1
+    lines = streaming(watches, local, label, unique_name("seen"))
     assert watches.child is not None
     killed = watches.child.pid
     os.kill(killed, signal.SIGKILL)
@@ -167,9 +173,7 @@ def test_a_child_that_hangs_is_given_up_and_replaced(local, admin_kubeconfig, un
     )
     try:
         label = unique_name("hangs")
-        lines = watches.stream(watch_of(local, label), read_timeout=30)
-        create_config_map(local, unique_name("seen"), label)
-        assert len(names(lines, 1)) == 1
+        lines = streaming(watches, local, label, unique_name("seen"))
         assert watches.child is not None
         stopped = watches.child
         os.kill(stopped.pid, signal.SIGSTOP)
@@ -210,17 +214,19 @@ def test_a_child_that_cannot_connect_says_why_in_one_line(local, tmp_path, capfd
     assert "Traceback" not in errors
 
 
-def test_closing_lets_the_child_exit_and_refuses_later_watches(watches, local, unique_name):
+def test_closing_lets_the_child_exit_ends_its_stream_and_refuses_later_watches(
+    watches, local, unique_name
+):
     label = unique_name("close")
-    lines = watches.stream(watch_of(local, label), read_timeout=30)
-    create_config_map(local, unique_name("seen"), label)
-    assert len(names(lines, 1)) == 1
+    lines = streaming(watches, local, label, unique_name("seen"))
     child = watches.child
     assert child is not None
 
     watches.close()
 
     assert child.poll() == 0
+    with pytest.raises(ClusterUnreachable):
+        next(lines)
     with pytest.raises(TransportClosed):
         next(watches.stream(watch_of(local, label)))
 
@@ -249,10 +255,7 @@ def test_cuts_crossing_their_streams_end_leave_the_child_serving(watches, local,
 
 def test_a_new_watch_ends_one_left_open_without_a_cut(watches, local, unique_name):
     first_label, second_label = unique_name("open"), unique_name("new")
-    first = watch_of(local, first_label)
-    create_config_map(local, unique_name("first"), first_label)
-    left_open = watches.stream(first, read_timeout=30)
-    assert len(names(left_open, 1)) == 1
+    left_open = streaming(watches, local, first_label, unique_name("first"))
     second = watch_of(local, second_label)
     wanted = unique_name("second")
     create_config_map(local, wanted, second_label)
@@ -265,7 +268,9 @@ def test_a_new_watch_ends_one_left_open_without_a_cut(watches, local, unique_nam
     assert left_open is not None
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's (sched_setaffinity)"
+)
 def test_the_child_keeps_to_its_core_from_its_start(local, admin_kubeconfig):
     core = max(os.sched_getaffinity(0))
     watches = WatchProcessTransport(local, ConnectionSettings(str(admin_kubeconfig)), core=core)

@@ -253,43 +253,38 @@ def test_a_child_that_cannot_connect_says_why_in_one_line(admin_kubeconfig, tmp_
     assert "Traceback" not in errors
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
-def test_each_child_keeps_to_the_core_it_was_given_even_after_a_restart(
-    admin_kubeconfig, unique_name
-):
+@pytest.fixture
+def pinned(admin_kubeconfig: Path) -> Iterator[tuple[WriteProcessTransport, int]]:
+    """A write process given the highest core this process may use, and that core."""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("CPU affinity is Linux's (sched_setaffinity)")
     core = max(os.sched_getaffinity(0))
     transport = WriteProcessTransport(
         connect(admin_kubeconfig).transport,
         ConnectionSettings(str(admin_kubeconfig)),
         cores=(core,),
     )
-    try:
-        assert post(transport, unique_name("pinned")) == 201
-        (child,) = transport.children
-        assert thread_affinities(child.pid) == {core}
-        os.kill(child.pid, signal.SIGKILL)
-        wait_for(lambda: transport.restarts == 1, 10, what="the child to be started again")
-        assert post(transport, unique_name("pinned-again")) == 201
-        (again,) = transport.children
-        assert thread_affinities(again.pid) == {core}
-    finally:
-        transport.close()
+    yield transport, core
+    transport.close()
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
-def test_a_child_keeps_to_its_core_from_its_start_not_after_its_imports(admin_kubeconfig):
-    core = max(os.sched_getaffinity(0))
-    transport = WriteProcessTransport(
-        connect(admin_kubeconfig).transport,
-        ConnectionSettings(str(admin_kubeconfig)),
-        cores=(core,),
-    )
-    try:
-        (child,) = transport.children
-        # Checked at once: the child's own pinning comes after its interpreter's start.
-        assert os.sched_getaffinity(child.pid) == {core}
-    finally:
-        transport.close()
+def test_each_child_keeps_to_the_core_it_was_given_even_after_a_restart(pinned, unique_name):
+    transport, core = pinned
+    assert post(transport, unique_name("pinned")) == 201
+    (child,) = transport.children
+    assert thread_affinities(child.pid) == {core}
+    os.kill(child.pid, signal.SIGKILL)
+    wait_for(lambda: transport.restarts == 1, 10, what="the child to be started again")
+    assert post(transport, unique_name("pinned-again")) == 201
+    (again,) = transport.children
+    assert thread_affinities(again.pid) == {core}
+
+
+def test_a_child_keeps_to_its_core_from_its_start_not_after_its_imports(pinned):
+    transport, core = pinned
+    (child,) = transport.children
+    # Checked at once: the child's own pinning comes after its interpreter's start.
+    assert os.sched_getaffinity(child.pid) == {core}
 
 
 def test_cores_name_one_core_per_child(admin_kubeconfig):
