@@ -4,13 +4,15 @@
 #   benchmarks/device_run.sh e2e    scheduler_e2e.py at 5,000 x 5,000 (both schedulers,
 #                                   twice, and topospread twice without its watch
 #                                   process), then 5,000 x 50,000 (each once)
+#   benchmarks/device_run.sh small  the 5,000 x 5,000 part of e2e alone
+#   benchmarks/device_run.sh large  the 5,000 x 50,000 part of e2e alone
 #   benchmarks/device_run.sh loop   run.py --parallelism 16 (Go's 16 workers beside the loop)
 # Each step writes to $OUT as it goes; BUDGET (seconds, default 570) bounds the whole run,
 # so a run cut short keeps what it measured. SMALL, LARGE (NODESxPODS) and POD_SCALE change
 # the sizes, SITE_TAR the packed dependencies (a try on this machine needs its own).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-mode=${1:?usage: benchmarks/device_run.sh e2e|loop}
+mode=${1:?usage: benchmarks/device_run.sh e2e|small|large|loop}
 began=$(date +%s)
 log=${OUT:?set OUT to the folder the results go to (the device tool sets it)}/log.txt
 deadline=$((began + ${BUDGET:-570}))
@@ -47,9 +49,12 @@ timeout $(left 150) python3 benchmarks/run.py --pod-scale ${POD_SCALE:-0.2} --pa
 step "loop done"
 exit 0
 fi
+if [ "$mode" != large ]; then
 timeout $(left 240) python3 benchmarks/scheduler_e2e.py --sizes ${SMALL:-5000x5000} --repeat 2 --timeout 60 --no-write --no-watch-process \
   >"$OUT/e2e-small.log" 2>&1; echo "small rc=$?" >>"$log"
 step "5000x5000 done"
+[ "$mode" = small ] && exit 0
+fi
 timeout $(left 170) python3 benchmarks/scheduler_e2e.py --sizes ${LARGE:-5000x50000} --only topospread --timeout 120 --no-write \
   >"$OUT/e2e-large-topospread.log" 2>&1; echo "large topospread rc=$?" >>"$log"
 step "5000x50000 topospread done"

@@ -166,6 +166,24 @@ def scheduled_events(kubeconfig: Path) -> int:
     return sum(1 for item in items if item.get("reason") == "Scheduled")
 
 
+def thread_cpu_seconds(pid: int) -> list[float]:
+    """user + system CPU of each thread of process ``pid``, its main thread first and the
+    others from most to least: where its one GIL's time went."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    main_thread, others = 0.0, []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seconds = round((int(fields[11]) + int(fields[12])) / ticks, 2)
+        if task.name == str(pid):
+            main_thread = seconds
+        elif seconds:
+            others.append(seconds)
+    return [main_thread, *sorted(others, reverse=True)]
+
+
 def run_one(
     which: str,
     nodes: int,
@@ -199,6 +217,7 @@ def run_one(
             cpu = replica.cpu_seconds()
             # The rest is topospread's write processes (kube-scheduler has no children).
             own_cpu = own_cpu_seconds(process.pid)
+            threads = thread_cpu_seconds(process.pid)
         finally:
             process.terminate()
             try:
@@ -251,6 +270,7 @@ def run_one(
             "pods_per_second": pods / seconds,
             "cpu_seconds": cpu,
             "child_cpu_seconds": cpu - own_cpu,
+            "thread_cpu_seconds": threads,
             "fill_seconds": fill,
             "scheduled_events": events,
             "violations": violations,
