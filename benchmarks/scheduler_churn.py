@@ -138,8 +138,9 @@ def write(rows: list[dict[str, Any]], faults: bool, parallelism: int) -> None:
         "| nodes | first pods | scheduler | outcome | seconds (best) | median | runs "
         "| scheduler CPU s | Pending | bound twice | overcommitted Nodes "
         "| DoNotSchedule broken | pods per zone | relists "
-        "| bound to deleted Nodes after the drain (last, s after) |",
-        "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
+        "| bound to deleted Nodes after the drain (last, s after) "
+        "| of which the scheduler's Events stamp after it (last, s after) |",
+        "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|",
     ]
     for row in rows:
         zones = ", ".join(f"{z} {n}" for z, n in row["per_zone"].items())
@@ -150,7 +151,8 @@ def write(rows: list[dict[str, Any]], faults: bool, parallelism: int) -> None:
             f"| {row['median_seconds']:.1f} | {row['runs']} | {row['cpu_seconds']:.1f} "
             f"| {row['pending']} | {row['bound_twice']} | {row['overcommitted']} "
             f"| {row['violations']} | {zones} | {relists} "
-            f"| {row['orphans_after_drain']} ({row['last_bind_to_deleted_node']:.2f}) |"
+            f"| {row['orphans_after_drain']} ({row['last_bind_to_deleted_node']:.2f}) "
+            f"| {row['binds_after_drain']} ({row['last_bind_after_drain']:.2f}) |"
         )
     lines += ["", end]
     block = "\n".join(lines)

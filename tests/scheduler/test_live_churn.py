@@ -79,3 +79,7 @@ def test_scale_up_scale_down_and_a_lost_zone_settle_with_the_zones_balanced(
     events = [what for _, what in result.timeline]
     assert "a third of the Deployments scaled up by half, a third down by half" in events
     assert "10 Nodes of zone-c deleted" in events
+    # The scheduler's own Events name the lost zone's Nodes (a third of the pods were
+    # there), and it stopped binding to them within seconds of their deletion.
+    assert result.scheduled_on_deleted_nodes > 0, full_report(result, tmp_path)
+    assert result.last_bind_after_drain < 10.0, full_report(result, tmp_path)

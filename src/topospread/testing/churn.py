@@ -154,6 +154,14 @@ class ChurnResult:
     last_bind_to_deleted_node: float = 0.0
     """Seconds after the zone's Nodes were deleted that the watch last saw a pod bound to
     one of them (the scheduler's view of the deletions lagging, plus the watch's own)."""
+    scheduled_on_deleted_nodes: int = 0
+    """``Scheduled`` Events naming one of the zone's deleted Nodes, before or after."""
+    binds_after_drain: int = 0
+    """Of those, the Events stamped (``eventTime``, the scheduler's clock right after the
+    bind) after the last of the Nodes' deletions returned: the scheduler's own lag, without
+    the harness watch's."""
+    last_bind_after_drain: float = 0.0
+    """Seconds after that return that the last of them was stamped (0 when none was)."""
     timeline: list[tuple[float, str]] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     bound_twice: list[str] = field(default_factory=list)
@@ -185,6 +193,9 @@ class ChurnResult:
             "bound_events": self.bound_events,
             "orphans_after_drain": self.orphans_after_drain,
             "last_bind_to_deleted_node": round(self.last_bind_to_deleted_node, 2),
+            "scheduled_on_deleted_nodes": self.scheduled_on_deleted_nodes,
+            "binds_after_drain": self.binds_after_drain,
+            "last_bind_after_drain": round(self.last_bind_after_drain, 2),
             "pending": len(self.pending),
             "bound_twice": len(self.bound_twice),
             "overcommitted": len(self.overcommitted),
@@ -503,6 +514,8 @@ class _Run:
         self.deleted_nodes: set[str] = set()
         self.late_orphans = 0
         self.drained_at = 0.0
+        self.drained_wall = 0.0
+        """time.time() when the Nodes' deletions returned: Events' eventTime is wall time."""
         self.last_late_bind = 0.0
         self.swept: set[str] = set()
         self.replicas: list[SchedulerProcess] = []
@@ -569,6 +582,7 @@ class _Run:
                 )
             )
         self.drained_at = time.monotonic()
+        self.drained_wall = time.time()
         self.note(f"{len(doomed)} Nodes of {zone} deleted")
         self.note(f"{self.sweep()} pods bound there deleted")
 
@@ -798,11 +812,18 @@ class _Run:
         events = list_raw(admin, f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events")
         scheduled: Counter[str] = Counter()
         failed: dict[str, str] = {}
+        on_deleted: list[float] = []
         for event in events:
             uid = (event.get("regarding") or {}).get("uid", "")
             if event.get("reason") == "Scheduled":
                 series = (event.get("series") or {}).get("count", 1)
                 scheduled[uid] += series
+                # "Successfully assigned NAMESPACE/NAME to NODE" (both schedulers).
+                node = event.get("note", "").rpartition(" to ")[2]
+                if node in self.deleted_nodes and event.get("eventTime"):
+                    on_deleted.append(
+                        datetime.fromisoformat(event["eventTime"]).timestamp() - self.drained_wall
+                    )
             elif event.get("reason") == "FailedScheduling":
                 failed[uid] = event.get("note", "")
         result = ChurnResult(
@@ -815,6 +836,9 @@ class _Run:
             bound_events=self.tracker.bound,
             orphans_after_drain=self.late_orphans,
             last_bind_to_deleted_node=self.last_late_bind,
+            scheduled_on_deleted_nodes=len(on_deleted),
+            binds_after_drain=sum(1 for late in on_deleted if late > 0),
+            last_bind_after_drain=max([0.0, *on_deleted]),
             timeline=self.timeline,
         )
         result.bound_twice = [
